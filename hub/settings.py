@@ -80,6 +80,10 @@ class LlmSettings:
     """Most tokens in one answer."""
     budget_s: float = 6.0
     """Time the LLM path may spend in a turn, its one retry included."""
+    timeout_s: float = 5.0
+    """Remote server: longest wait for the connection or for one read of the stream, seconds."""
+    remote_model: str = ""
+    """Remote server: the ``model`` field of each request (Ollama needs it); empty: omitted."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ class WakeSettings:
     """Listen for the wake word before each turn (``hub run``)."""
     model: str = "okay_nabu"
     """A built-in name (okay_nabu, hey_jarvis, hey_mycroft, alexa) or a ``.tflite`` path."""
+    speech_timeout_s: float = 5.0
+    """After the wake word, how long to wait for speech before listening for it again."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,83 @@
+"""Act: carry out a recognized intent on the in-process home and timers, exactly once.
+
+:class:`Actor` dispatches an :class:`~hub.intents.IntentMatch` to its handler (one per Home
+Assistant intent, in :mod:`hub.act.devices`, :mod:`hub.act.queries`, :mod:`hub.act.timing`),
+which changes the :class:`~hub.home.Home` state store or the :class:`~hub.timers.Timers` and
+returns the response text (Home Assistant's English templates, :mod:`hub.respond`) with the
+actions it took. Each action is ``{"entity", "domain", "service", "data", "idempotency_key"}``
+in Home Assistant's service names (``light.turn_on`` is domain ``light``, service
+``turn_on``); the MQTT outbox publishes these later.
+
+Expected failures (unknown entity, no area, no timer) never raise: they give
+``Outcome(ok=False)`` with Home Assistant's error text (``Sorry, I am not aware of any device
+called X``) or a clarification question (``Which area do you mean?``), and no action.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import replace
+
+from hub.act import devices, queries, timing
+from hub.act.common import Context, Outcome
+from hub.home import Home
+from hub.intents import IntentMatch
+from hub.respond import error_text
+from hub.timers import TimerError, Timers
+
+__all__ = ["Actor", "Outcome", "HANDLERS"]
+
+HANDLERS = {**devices.HANDLERS, **queries.HANDLERS, **timing.HANDLERS}
+"""Intent name -> handler ``(Context, IntentMatch) -> Outcome``."""
+
+_REMEMBERED = 4096  # idempotency keys kept (oldest forgotten first)
+
+
+class Actor:
+    """Executes intents against the home; side effects happen once per idempotency key.
+
+    Args:
+        home: the home whose state store actions change.
+        timers: the hub's timers.
+        clock: wall-clock seconds since the epoch (time and date answers, scene timestamps).
+        tz: time zone for time and date answers; None: the system's local zone.
+    """
+
+    def __init__(self, home: Home, timers: Timers, clock=time.time, tz=None) -> None:
+        self._context = Context(home=home, timers=timers, clock=clock, tz=tz)
+        self._lock = threading.Lock()
+        self._done: OrderedDict[str, Outcome] = OrderedDict()
+
+    def execute(self, match: IntentMatch, idempotency_key: str) -> Outcome:
+        """Carry out ``match`` once; a repeated ``idempotency_key`` returns the first Outcome.
+
+        Returns an :class:`Outcome`; ``ok=False`` (and no actions) for expected failures.
+        Each action's ``idempotency_key`` is ``f"{idempotency_key}:{n}"`` (n from 0).
+        """
+        with self._lock:
+            done = self._done.get(idempotency_key)
+            if done is not None:
+                return done
+            outcome = _keyed(self._run(match), idempotency_key)
+            self._done[idempotency_key] = outcome
+            if len(self._done) > _REMEMBERED:
+                self._done.popitem(last=False)
+            return outcome
+
+    def _run(self, match: IntentMatch) -> Outcome:
+        """Dispatch to the intent's handler, mapping timer errors to their responses."""
+        handler = HANDLERS.get(match.intent)
+        if handler is None:
+            return Outcome(error_text("not_handled"), ok=False)
+        try:
+            return handler(self._context, match)
+        except TimerError as exc:
+            return Outcome(error_text(exc.key), ok=False)
+
+
+def _keyed(outcome: Outcome, key: str) -> Outcome:
+    """The outcome with each action's ``idempotency_key`` set."""
+    actions = tuple({**a, "idempotency_key": f"{key}:{n}"} for n, a in enumerate(outcome.actions))
+    return replace(outcome, actions=actions)

@@ -1,0 +1,55 @@
+"""Shared pieces of the act handlers: the Outcome message, the handler context, helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from hub.home import Home, TargetMatch
+from hub.intents import IntentMatch, resolve_targets
+from hub.respond import error_text
+from hub.timers import Timers
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an intent did.
+
+    ``response`` is the text to speak; ``actions`` what changed, each
+    ``{"entity", "domain", "service", "data", "idempotency_key"}``; ``ok`` False for expected
+    failures and clarification questions (then ``actions`` is empty).
+    """
+
+    response: str
+    actions: tuple[dict, ...] = ()
+    ok: bool = True
+
+
+@dataclass(frozen=True)
+class Context:
+    """What handlers work on: the home, the timers, a wall clock and a time zone."""
+
+    home: Home
+    timers: Timers
+    clock: object
+    tz: object = None
+
+    def now(self) -> datetime:
+        """The current local time (``tz``, else the system's zone)."""
+        return datetime.fromtimestamp(self.clock(), self.tz)
+
+
+def action(entity: str, domain: str, service: str, **data) -> dict:
+    """One action record (its idempotency key is added by the Actor)."""
+    return {"entity": entity, "domain": domain, "service": service, "data": data,
+            "idempotency_key": ""}
+
+
+def failed(targets: TargetMatch) -> Outcome:
+    """The failure Outcome for a target match that found nothing."""
+    return Outcome(error_text(targets.error or "no_target", **targets.error_args), ok=False)
+
+
+def targets_of(ctx: Context, match: IntentMatch) -> TargetMatch:
+    """Resolve the match's targets from its slots (the same rules the recognizer used)."""
+    return resolve_targets(ctx.home, match.intent, match.slots, match.response)

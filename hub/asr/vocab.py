@@ -1,0 +1,229 @@
+"""The home's closed vocabulary: a JSGF grammar, a pronunciation dictionary, a word list.
+
+Built from the sentence templates (:mod:`hub.asr.templates`) filled with the home's entity
+names (filtered by the domain each template requires), areas, floors, number ranges and a
+small built-in word list for open slots. Generation is cached under
+``<cache_dir>/asr/<key>/`` where the key hashes the templates, the home, the item list and the
+library versions, so start-up after the first run only reads three small files.
+
+Outputs (files in the cache directory):
+
+- ``grammar.jsgf``: PocketSphinx grammar, one rule per intent, ``public <command>``.
+- ``words.dict``: CMUdict-format dictionary restricted to the grammar's words.
+- ``vocab.json``: the word list for a Vosk grammar (numbers spelled out, plus ``[unk]``),
+  the spelled-number map and the generation time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+
+from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
+from hub.asr.templates import Pattern, expand_patterns, template_data
+
+_LOG = logging.getLogger(__name__)
+
+VOCAB_VERSION = "1"
+"""Bump when the generated files change shape, to invalidate old caches."""
+
+INTENT_DOMAINS = {
+    "HassFanSetSpeed": "fan", "HassClimateSetFanMode": "fan", "HassSetVolume": "media_player",
+    "HassSetVolumeRelative": "media_player", "HassMediaNext": "media_player",
+    "HassMediaPrevious": "media_player", "HassMediaPause": "media_player",
+    "HassMediaUnpause": "media_player", "HassMediaPlayerMute": "media_player",
+    "HassMediaPlayerUnmute": "media_player", "HassLightSet": "light",
+    "HassClimateGetTemperature": "climate", "HassGetWeather": "weather",
+    "HassListAddItem": "todo", "HassSetPosition": "cover",
+}
+"""Intents dropped from the grammar when the home has no entity of this domain."""
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """A generated vocabulary on disk (see the module doc for the files)."""
+
+    directory: Path
+    key: str
+    words: tuple[str, ...]
+    """Vosk grammar words (spelled numbers), without ``[unk]``."""
+    spelled_numbers: dict
+    """``"seventy five"`` -> ``"75"``, to turn Vosk's words into the rules' digits."""
+    patterns: int
+    """Number of sentence patterns in the grammar."""
+    generation_s: float
+    """Seconds the generation took when it ran (0 never; read from the cache)."""
+    from_cache: bool = False
+
+    @property
+    def jsgf_path(self) -> Path:
+        return self.directory / "grammar.jsgf"
+
+    @property
+    def dict_path(self) -> Path:
+        return self.directory / "words.dict"
+
+    def vosk_grammar(self) -> list[str]:
+        """The Vosk grammar: every word as a phrase, plus ``"[unk]"`` for the rest."""
+        return [*self.words, "[unk]"]
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/hub``, else ``~/.cache/hub``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hub"
+
+
+def load_items(language: str = "en") -> tuple[str, ...]:
+    """The built-in open-slot words (shopping-list items) for ``language``."""
+    path = resources.files("hub.asr") / "data" / f"items_{language}.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return tuple(line.strip().lower() for line in lines if line.strip() and line[0] != "#")
+
+
+def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
+    """sha256 over the templates, the home's names, the items and library versions."""
+    versions = [metadata.version(p) for p in ("home-assistant-intents", "hassil", "pocketsphinx")]
+    blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "data": data, "items": items,
+                       "home": [home.floors, home.areas, home.entities]},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def build_vocab(home, cache_dir: Path | None = None) -> Vocab:
+    """The home's vocabulary, from the cache when present, else generated and cached.
+
+    Args:
+        home: :class:`hub.settings.HomeSettings`.
+        cache_dir: cache root; default :func:`default_cache_dir`.
+    """
+    data = template_data(home.language)
+    items = load_items(home.language)
+    key = vocab_key(home, data, items)
+    directory = (cache_dir or default_cache_dir()) / "asr" / key[:16]
+    cached = _read_cached(directory, key)
+    if cached is not None:
+        return cached
+    started = time.perf_counter()
+    files, meta = _generate(home, data, items)
+    meta["generation_s"] = round(time.perf_counter() - started, 3)
+    _write_atomic(directory, {**files, "vocab.json": json.dumps({"key": key, **meta})})
+    _LOG.info("asr vocabulary generated in %.2f s: %s", meta["generation_s"], directory)
+    return _vocab_from(directory, key, meta, from_cache=False)
+
+
+def _read_cached(directory: Path, key: str) -> Vocab | None:
+    """The cached vocabulary in ``directory`` if complete and for ``key``, else None."""
+    try:
+        meta = json.loads((directory / "vocab.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if meta.get("key") != key or not (directory / "grammar.jsgf").is_file():
+        return None
+    return _vocab_from(directory, key, meta, from_cache=True)
+
+
+def _vocab_from(directory: Path, key: str, meta: dict, from_cache: bool) -> Vocab:
+    return Vocab(directory=directory, key=key, words=tuple(meta["words"]),
+                 spelled_numbers=dict(meta["spelled_numbers"]), patterns=meta["patterns"],
+                 generation_s=meta["generation_s"], from_cache=from_cache)
+
+
+def _write_atomic(directory: Path, files: dict[str, str]) -> None:
+    """Write ``files`` into a temp dir beside ``directory``, then rename it into place."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=directory.parent, prefix=".tmp-"))
+    for name, text in files.items():
+        (tmp / name).write_text(text, encoding="utf-8")
+    shutil.rmtree(directory, ignore_errors=True)
+    try:
+        tmp.rename(directory)
+    except OSError:  # another process won the race; its files are equivalent
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
+    """Grammar and dictionary texts plus metadata for the home."""
+    cmudict = load_cmudict()
+    slots = _slot_values(home, items)
+    domains = {e["domain"] for e in home.entities}
+    patterns = [p for p in expand_patterns(data)
+                if INTENT_DOMAINS.get(p.intent, "") in domains | {""}]
+    rules: dict[str, list[str]] = {}
+    body: dict[str, list[str]] = {}
+    for pattern in patterns:
+        line = _pattern_jsgf(pattern, slots, rules, cmudict)
+        if line is not None:
+            body.setdefault(pattern.intent, []).append(line)
+    words = sorted({w for alts in [*rules.values(), *body.values()] for line in alts
+                    for w in line.split() if not w.startswith("<")})
+    numbers = [w for w in words if w.isdigit()]
+    dictionary = "".join(f"{w} {pron}\n" for w in words for pron in pronounce(w, cmudict)[:3])
+    vosk_words = sorted({s for w in words for s in (spell_number(w) if w.isdigit()
+                                                    else w).split()})
+    meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
+            "patterns": sum(len(v) for v in body.values())}
+    return {"grammar.jsgf": _jsgf_text(body, rules), "words.dict": dictionary}, meta
+
+
+def _slot_values(home, items: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
+    """Placeholder kind -> (value text, domain) pairs of the home."""
+    return {
+        "name": [(e["name"].lower(), e["domain"]) for e in home.entities],
+        "area": [(a["name"].lower(), "") for a in home.areas],
+        "floor": [(f["name"].lower(), "") for f in home.floors],
+        "item": [(item, "") for item in items],
+    }
+
+
+def _pattern_jsgf(pattern: Pattern, slots, rules, cmudict) -> str | None:
+    """One pattern as a JSGF sequence; defines placeholder rules on the way; None if dead."""
+    out = []
+    for token in pattern.tokens:
+        if token.startswith("{"):
+            rule = _placeholder_rule(token[1:-1], slots, rules, cmudict)
+            if rule is None:
+                return None
+            out.append(rule)
+        elif pronounce(token, cmudict):
+            out.append(token)
+        else:
+            return None
+    return " ".join(out)
+
+
+def _placeholder_rule(spec: str, slots, rules, cmudict) -> str | None:
+    """The ``<rule>`` for a placeholder spec (``name:light``, ``range:0:100:1``…) or None."""
+    kind, _, arg = spec.partition(":")
+    name = "slot_" + spec.replace(":", "_").replace("+", "_")
+    if name not in rules:
+        if kind == "range":
+            start, stop, step = (int(x) for x in arg.split(":"))
+            values = [str(n) for n in range(start, stop + 1, step)]
+        else:
+            wanted = set(arg.split("+")) if arg else None
+            values = [text for text, domain in slots.get(kind, [])
+                      if wanted is None or domain in wanted]
+        values = [v for v in values if all(pronounce(w, cmudict) for w in v.split())]
+        rules[name] = values
+    return f"<{name}>" if rules[name] else None
+
+
+def _jsgf_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
+    """The JSGF document: one rule per intent and per placeholder."""
+    lines = ["#JSGF V1.0;", "grammar hub;",
+             "public <command> = " + " | ".join(f"<{i}>" for i in body) + ";"]
+    for intent, alternatives in body.items():
+        lines.append(f"<{intent}> = " + " | ".join(f"( {a} )" for a in alternatives) + ";")
+    for name, values in rules.items():
+        if values:
+            lines.append(f"<{name}> = " + " | ".join(f"( {v} )" for v in values) + ";")
+    return "\n".join(lines) + "\n"

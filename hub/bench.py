@@ -1,0 +1,212 @@
+"""``hub bench``: accuracy, latency, real-time factors and memory on recorded audio.
+
+For each wav: the streamed pipeline (audio fed at real speed into the restricted recognizer,
+then rules -> act -> respond -> tts, TTFA from the last frame fed to the first answer audio)
+and, in the same run, the sequential baseline (whole file -> unrestricted recognizer -> rules
+-> the whole answer synthesized). The expected intent of a file is what the rules give for
+its name (the file name is the sentence said). Writes ``BENCHMARKS.md`` with the command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def add_parsers(sub, *, common, inject, store) -> None:
+    """Register ``bench``."""
+    p = sub.add_parser("bench", help="measure accuracy, latency, RTF and memory",
+                       description="Measure the pipeline on wav folders whose file names are "
+                       "what was said; write the results to BENCHMARKS.md.")
+    common(p)
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="wav folders (default: $HUB_SHARED/audio/{generated,real}, "
+                   "else ../shared/audio/...)")
+    p.add_argument("--fast", action="store_true",
+                   help="feed audio as fast as possible instead of at real speed")
+    p.add_argument("--limit", type=int, default=0, metavar="N", help="files per folder (0: all)")
+    p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
+                   help="where to write the report (default: BENCHMARKS.md); - for stdout only")
+    p.set_defaults(func=run_bench)
+
+
+def default_paths() -> list[Path]:
+    """The shared audio folders: ``$HUB_SHARED/audio/...`` or ``../shared/audio/...``."""
+    base = Path(os.environ.get("HUB_SHARED") or Path.cwd().parent / "shared") / "audio"
+    return [base / "generated", base / "real"]
+
+
+def pct(values: list[float], q: int) -> float | None:
+    """The ``q``-th percentile (inclusive method), or None for no values."""
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def slots_equal(got: dict, want: dict) -> bool:
+    """Case-insensitive slot comparison; numbers compare as numbers."""
+    def norm(v):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+        if isinstance(v, str):
+            try:
+                return float(v)
+            except ValueError:
+                return v.strip().lower()
+        return v
+    return {k: norm(v) for k, v in got.items()} == {k: norm(v) for k, v in want.items()}
+
+
+def expected(rules, path: Path) -> tuple[str | None, dict]:
+    """The intent and slots the rules give for the file's name (``oov_*``: none)."""
+    if path.stem.startswith("oov_"):
+        return None, {}
+    match = rules.recognize(path.stem)
+    return (match.intent, dict(match.slots)) if match else (None, {})
+
+
+def _correct(trace: dict, want: tuple[str | None, dict]) -> bool:
+    if want[0] is None:
+        return trace["intent"] is None
+    return trace["intent"] == want[0] and slots_equal(trace["slots"], want[1])
+
+
+def _baseline(hub, plain_asr, audio, rules) -> dict:
+    """Whole file -> unrestricted ASR -> rules -> whole answer synthesized."""
+    start = time.monotonic()
+    text = plain_asr.transcribe(audio.samples).text
+    asr_s = time.monotonic() - start
+    match = rules.recognize(text)
+    response = "Sorry, I couldn't understand that."
+    if match is not None:
+        response = hub.engines.actor().execute(match, idempotency_key=f"base-{start}").response
+    t0 = time.monotonic()
+    pcm = b"".join(c.pcm for c in hub.engines.tts().synthesize(response))
+    tts_s = time.monotonic() - t0
+    return {"ttfa_ms": (time.monotonic() - start) * 1000, "asr_s": asr_s,
+            "intent": match.intent if match else None,
+            "slots": dict(match.slots) if match else {}, "tts_s": tts_s,
+            "speech_s": len(pcm) / 2 / hub.engines.tts().rate}
+
+
+def _child_peak_rss_mb(folder: Path) -> float | None:
+    """Peak RSS of ``hub replay`` (PocketSphinx + Piper) on ``folder``, in MB."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    proc = subprocess.run([sys.executable, "-m", "hub", "replay", "--engine", "pocketsphinx",
+                           "--store", ":memory:", "--out", "/tmp/hub-bench-replies", str(folder)],
+                          capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode not in (0, 2):
+        return None
+    return max(after, before) / 1024
+
+
+def bench_folder(hub, plain_asr, folder: Path, args) -> dict:
+    """Run every wav in ``folder`` both ways; return per-file rows."""
+    from hub.audio import load_wav
+    from hub.replay import replay_file, replay_realtime
+
+    rules = hub.engines.rules()
+    rows = []
+    files = sorted(folder.glob("*.wav"))[: args.limit or None]
+    for i, path in enumerate(files, 1):
+        audio = load_wav(path)
+        want = expected(rules, path)
+        if args.fast:
+            trace = replay_file(hub, path, None, realtime=False)
+        else:
+            trace = replay_realtime(hub, audio, str(path), None)
+        base = _baseline(hub, plain_asr, audio, rules)
+        rows.append({"file": path.name, "trace": trace, "base": base,
+                     "ok": _correct(trace, want),
+                     "base_ok": _correct({"intent": base["intent"], "slots": base["slots"]}, want),
+                     "duration_s": audio.duration_s})
+        print(f"\r{folder.name}: {i}/{len(files)}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return {"folder": folder, "rows": rows}
+
+
+def _fmt(v, unit="") -> str:
+    return "n/a" if v is None else f"{v:.0f}{unit}" if v >= 10 else f"{v:.2f}{unit}"
+
+
+def report(results: list[dict], command: str, rss_mb: float | None, engine: str) -> str:
+    """BENCHMARKS.md text for the results."""
+    lines = ["# Benchmarks", "", f"Made by: `{command}`", "",
+             f"Machine: {os.cpu_count()} cores; date {time.strftime('%Y-%m-%d')}; "
+             f"ASR engine: {engine}.", ""]
+    lines += ["## Accuracy (right intent and slots; file name = what was said)", "",
+              "| audio | files | streamed, restricted ASR | sequential, unrestricted ASR |",
+              "|---|---|---|---|"]
+    for r in results:
+        rows = r["rows"]
+        ok = sum(x["ok"] for x in rows)
+        base = sum(x["base_ok"] for x in rows)
+        lines.append(f"| {r['folder'].name} | {len(rows)} | {ok}/{len(rows)} "
+                     f"({100 * ok / max(1, len(rows)):.0f}%) | {base}/{len(rows)} "
+                     f"({100 * base / max(1, len(rows)):.0f}%) |")
+    allrows = [x for r in results for x in r["rows"]]
+    lines += ["", "## Latency (ms)", "", "| measure | p50 | p95 |", "|---|---|---|"]
+    ttfa = [x["trace"]["timings_ms"]["ttfa"] for x in allrows]
+    base = [x["base"]["ttfa_ms"] for x in allrows]
+    lines.append(f"| TTFA, streamed pipeline | {_fmt(pct(ttfa, 50))} | {_fmt(pct(ttfa, 95))} |")
+    lines.append(f"| TTFA, sequential baseline | {_fmt(pct(base, 50))} | {_fmt(pct(base, 95))} |")
+    nodes = sorted({n for x in allrows for n in x["trace"]["timings_ms"]} - {"ttfa", "total"})
+    for n in nodes:
+        vals = [x["trace"]["timings_ms"].get(n) for x in allrows]
+        lines.append(f"| node {n} | {_fmt(pct(vals, 50))} | {_fmt(pct(vals, 95))} |")
+    p50, b50 = pct(ttfa, 50), pct(base, 50)
+    if p50 and b50:
+        lines += ["", f"Streamed TTFA p50 / sequential TTFA p50 = {p50 / b50:.2f} "
+                  f"(target <= 0.33)."]
+    asr_rtf = sum(x["base"]["asr_s"] for x in allrows) / max(1e-9, sum(x["duration_s"] for x in allrows))
+    tts_rtf = sum(x["base"]["tts_s"] for x in allrows) / max(1e-9, sum(x["base"]["speech_s"] for x in allrows))
+    lines += ["", "## Real-time factor and memory", "",
+              f"- Unrestricted ASR RTF (compute / audio): {asr_rtf:.3f}",
+              f"- TTS RTF (synthesis / speech): {tts_rtf:.3f}",
+              f"- Peak RSS of `hub replay --engine pocketsphinx` with Piper: "
+              f"{_fmt(rss_mb, ' MB')} (target <= 400 MB)",
+              f"- Peak RSS of this bench process: "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB", ""]
+    misses = [f"- {r['folder'].name}/{x['file']}: heard {x['trace']['transcript']!r} -> "
+              f"{x['trace']['intent']}" for r in results for x in r["rows"] if not x["ok"]]
+    if misses:
+        lines += ["## Misses (streamed pipeline)", ""] + misses + [""]
+    return "\n".join(lines)
+
+
+def run_bench(args) -> int:
+    """``hub bench``: 0 when it ran, 2 when a folder is missing."""
+    from hub.pipeline import Hub
+    from hub.settings import load_settings
+    from hub.store import Store
+
+    folders = [Path(p) for p in args.paths] or default_paths()
+    missing = [str(f) for f in folders if not f.is_dir()]
+    if missing:
+        print(f"hub: no such folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    settings = load_settings(args.config)
+    hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True)
+    from hub.asr import make_asr_engine
+
+    plain = make_asr_engine(dataclasses.replace(settings.asr, restrict=False), settings.home,
+                            cache_dir=hub.cache_dir)
+    hub.engines.tts(), hub.engines.asr(), hub.engines.rules()
+    results = [bench_folder(hub, plain, f, args) for f in folders]
+    rss = _child_peak_rss_mb(folders[-1])
+    command = "hub bench " + " ".join(sys.argv[2:])
+    text = report(results, command.strip(), rss, hub.engines.asr().name)
+    print(text)
+    if args.output != "-":
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    return 0

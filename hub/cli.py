@@ -1,0 +1,102 @@
+"""The ``hub`` command line: argparse front end; each subcommand's work lives in its module.
+
+Exit codes (README, "Exit codes"): 0 every input handled (``no_speech`` and ``degraded``
+included); 1 internal error; 2 at least one input unreadable or unsupported, or bad usage or
+config; 4 audio device unavailable. Expected failures print one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from hub import __version__
+from hub.errors import ConfigError, DeviceUnavailableError, HubError
+
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE = 0, 1, 2, 4
+
+DESCRIPTION = """\
+hub: an offline voice hub that keeps answering.
+
+It hears a wake word, recognizes speech (Vosk, or PocketSphinx when no Vosk model is
+installed), matches Home Assistant intents, acts on the home, and answers with Piper speech.
+Nothing reaches the network at run time."""
+
+EPILOG = """\
+examples:
+  hub replay ../shared/audio/real --out replies     one JSON trace line per wav file
+  hub ask "turn on the kitchen light"               text instead of audio
+  hub say "Hello there" --out hello.wav             synthesize speech
+  hub doctor                                        what is installed, load and heat factors
+
+exit codes: 0 ok (no_speech and degraded included), 1 internal error,
+            2 unreadable/unsupported input or bad config, 4 audio device unavailable
+config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in defaults"""
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="FILE", help="TOML config (default: $HUB_CONFIG, "
+                   "/etc/hub/hub.toml, built-in)")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="log more to stderr (-v info, -vv debug)")
+
+
+def _inject(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--inject", action="append", default=[], metavar="NODE=FAULT",
+                   help="inject a fault: NODE in asr, rules, llm_intent, llm_answer, act, tts; "
+                   "FAULT in hang, slow:MS, error, garbage, crash (repeatable)")
+
+
+def _store(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="FILE", help="SQLite store (default: [store] path, "
+                   "else ~/.local/state/hub/hub.db); ':memory:' keeps nothing")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``hub`` with all subcommands."""
+    from hub import bench, models, replay, speak, tools
+
+    parser = argparse.ArgumentParser(prog="hub", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"hub {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (replay, speak, tools, bench):
+        module.add_parsers(sub, common=_common, inject=_inject, store=_store)
+    models.add_models_parser(sub)
+    return parser
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, stream=sys.stderr,
+                        format="hub: %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``hub`` with ``argv``; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(getattr(args, "verbose", 0))
+    try:
+        return int(args.func(args) or 0)
+    except DeviceUnavailableError as exc:
+        print(f"hub: {exc.message}", file=sys.stderr)
+        return EXIT_DEVICE
+    except ConfigError as exc:
+        print(f"hub: config: {exc.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except HubError as exc:
+        print(f"hub: {exc.message}", file=sys.stderr)
+        return EXIT_BAD_INPUT if exc.kind == "bad_input" else EXIT_INTERNAL
+    except KeyboardInterrupt:
+        print("hub: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is reported
+        if getattr(args, "verbose", 0) >= 2:
+            raise
+        print(f"hub: internal error: {type(exc).__name__}: {exc} (run with -vv for details)",
+              file=sys.stderr)
+        return EXIT_INTERNAL

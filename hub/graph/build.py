@@ -1,0 +1,150 @@
+"""The turn as a LangGraph ``StateGraph``: nodes, conditional edges, the fallback ladder.
+
+::
+
+    fingerprint ─► asr ─► rules ─► act ─────────────► respond ─► tts ─► END
+         │  (cache hit)    │  └─► llm_intent ─► act / confirm / llm_answer
+         └────────────────►┘          └─(fails)─► relaxed rules (L2) ─► faq (L3) ─► placeholder (L4)
+    asr fails ─► placeholder (L4);  tts fails ─► cached audio (L1) ─► placeholder (L4)
+
+A failed node is retried only when :func:`hub.resilience.retry.should_retry` allows it and its
+attempt count in state is below :data:`hub.resilience.retry.MAX_ATTEMPTS`, so no loop can reach
+LangGraph's recursion limit (case BC-16).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+
+from hub.graph import nodes
+from hub.graph.guard import BREAKER_OPEN, guarded
+from hub.graph.state import TurnState
+from hub.resilience.retry import MAX_ATTEMPTS, should_retry
+
+RECURSION_LIMIT = 40
+"""Far above the longest possible path (about 16 steps with every retry taken)."""
+
+
+def _failed(state: dict, node: str) -> str | None:
+    failed = state.get("failed")
+    return failed["kind"] if failed and failed["node"] == node else None
+
+
+def _retry(state: dict, node: str, kind: str, *, side_effect: bool = False) -> bool:
+    attempt = (state.get("attempts") or {}).get(node, 0)
+    if kind == BREAKER_OPEN or attempt >= MAX_ATTEMPTS:
+        return False
+    return should_retry(kind, attempt, node, state["deadline"], side_effect=side_effect,
+                        has_idempotency_key=True)
+
+
+def route_fingerprint(state: dict) -> str:
+    if state.get("transcript"):
+        return "rules"
+    if state.get("samples") is None or len(state["samples"]) == 0:
+        return "no_speech"
+    return "asr"
+
+
+def route_asr(state: dict) -> str:
+    kind = _failed(state, "asr")
+    if kind:
+        return "asr" if _retry(state, "asr", kind) else "placeholder"
+    return "rules" if state.get("transcript") else "no_speech"
+
+
+def route_rules(hub, state: dict) -> str:
+    kind = _failed(state, "rules")
+    if kind and _retry(state, "rules", kind):
+        return "rules"
+    if state.get("matches"):
+        return "act"
+    return "llm_intent" if hub.llm_enabled("intent") else "faq"
+
+
+def route_llm_intent(state: dict) -> str:
+    kind = _failed(state, "llm_intent")
+    if kind:
+        return "llm_intent" if _retry(state, "llm_intent", kind) else "relaxed"
+    if state.get("matches"):
+        return "act"
+    if state.get("confirm") is not None:
+        return "confirm"
+    if state.get("llm") is not None and state["llm"].intent == "answer":
+        return "llm_answer"
+    return "faq"
+
+
+def route_llm_answer(state: dict) -> str:
+    kind = _failed(state, "llm_answer")
+    if kind:
+        return "llm_answer" if _retry(state, "llm_answer", kind) else "relaxed"
+    return "respond"
+
+
+def route_relaxed(state: dict) -> str:
+    return "act" if state.get("matches") else "faq"
+
+
+def route_faq(state: dict) -> str:
+    if state.get("response"):
+        return "respond"
+    llm_failed = any(e["node"] in ("llm_intent", "llm_answer") for e in state.get("errors") or [])
+    return "placeholder" if llm_failed else "respond"
+
+
+def route_act(state: dict) -> str:
+    kind = _failed(state, "act")
+    if kind and _retry(state, "act", kind, side_effect=True):
+        return "act"
+    return "respond"
+
+
+def route_respond(hub, state: dict) -> str:
+    return "tts" if hub.speak and (state.get("response") or "").strip() else END
+
+
+def route_tts(state: dict) -> str:
+    kind = _failed(state, "tts")
+    if kind:
+        return "tts" if _retry(state, "tts", kind) else "cached_audio"
+    return END
+
+
+def route_cached(state: dict) -> str:
+    return END if state.get("pcm") else "placeholder"
+
+
+def build_graph(hub):
+    """Compile the turn graph for the orchestrator ``hub`` (see :class:`hub.pipeline.Hub`)."""
+    g = StateGraph(TurnState)
+    plain = {"fingerprint": nodes.fingerprint, "confirm": nodes.confirm, "faq": nodes.faq,
+             "respond": nodes.respond, "cached_audio": nodes.cached_audio,
+             "placeholder": nodes.placeholder, "relaxed": nodes.relaxed,
+             "no_speech": nodes.no_speech}
+    for name, fn in plain.items():
+        g.add_node(name, partial(fn, hub))
+    engines = {"asr": "asr", "rules": None, "llm_intent": "llm", "llm_answer": "llm",
+               "act": "devices", "tts": "tts"}
+    for name, engine in engines.items():
+        g.add_node(name, guarded(name, getattr(nodes, name), hub, engine=engine))
+    g.add_edge(START, "fingerprint")
+    g.add_conditional_edges("fingerprint", route_fingerprint, ["asr", "rules", "no_speech"])
+    g.add_conditional_edges("asr", route_asr, ["asr", "rules", "placeholder", "no_speech"])
+    g.add_conditional_edges("rules", partial(route_rules, hub),
+                            ["rules", "act", "llm_intent", "faq"])
+    g.add_conditional_edges("llm_intent", route_llm_intent,
+                            ["llm_intent", "act", "confirm", "llm_answer", "faq", "relaxed"])
+    g.add_conditional_edges("llm_answer", route_llm_answer, ["llm_answer", "respond", "relaxed"])
+    g.add_conditional_edges("relaxed", route_relaxed, ["act", "faq"])
+    g.add_conditional_edges("faq", route_faq, ["respond", "placeholder"])
+    g.add_conditional_edges("act", route_act, ["act", "respond"])
+    g.add_edge("confirm", "respond")
+    g.add_conditional_edges("respond", partial(route_respond, hub), ["tts", END])
+    g.add_conditional_edges("tts", route_tts, ["tts", "cached_audio", END])
+    g.add_conditional_edges("cached_audio", route_cached, ["placeholder", END])
+    g.add_edge("placeholder", END)
+    g.add_edge("no_speech", END)
+    return g.compile()

@@ -1,0 +1,97 @@
+"""Run one node under the resilience layer: breaker, dynamic timeout, fault, classification.
+
+A guarded node never raises. Its failure becomes state (``failed`` and a new ``errors``
+entry) that the graph's conditional edges route: retry, next fallback level, or end.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+from hub.errors import HubError, InvalidOutputError
+from hub.resilience.faults import apply_fault
+from hub.resilience.runner import call_with_timeout
+
+log = logging.getLogger("hub.graph")
+
+Body = Callable[[object, dict, threading.Event], dict]
+"""A node's work: ``body(hub, state, cancel) -> state update``; raises HubError on failure."""
+
+BREAKER_OPEN = "breaker_open"
+"""The ``kind`` of an error entry written when an open breaker skipped a node."""
+
+
+def _timed(state: dict, node: str, start: float) -> dict:
+    timings = dict(state.get("timings_ms") or {})
+    timings[node] = round(timings.get(node, 0.0) + (time.monotonic() - start) * 1000, 1)
+    return timings
+
+
+def _failure(state: dict, node: str, err: dict) -> dict:
+    log.warning("%s failed (%s): %s", node, err["kind"], err["message"])
+    return {"failed": {"node": node, "kind": err["kind"]},
+            "errors": list(state.get("errors") or []) + [err]}
+
+
+def _attempt(hub, node: str, body: Body, state: dict, cancel: threading.Event) -> dict:
+    fault = hub.faults.get(node)
+    if apply_fault(fault, cancel) == "garbage":
+        body(hub, state, cancel)
+        raise InvalidOutputError(f"{node} returned garbage (injected)", node=node)
+    return body(hub, state, cancel)
+
+
+def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callable[[dict], dict]:
+    """Wrap ``body`` as a LangGraph node named ``node``.
+
+    Args:
+        node: the node's name (timeouts, faults and the trace use it).
+        body: the node's work.
+        hub: the orchestrator (``breakers``, ``policy``, ``faults``, ``latency``).
+        engine: the circuit breaker to use; None for nodes without an engine.
+    Returns:
+        A function of the state returning the update, with ``attempts``, ``timings_ms``,
+        ``failed`` and ``errors`` set.
+    """
+
+    def run(state: dict) -> dict:
+        start = time.monotonic()
+        attempts = dict(state.get("attempts") or {})
+        attempts[node] = attempts.get(node, 0) + 1
+        breaker = hub.breakers.get(engine) if engine else None
+        if breaker is not None and not breaker.allow():
+            err = {"node": node, "kind": BREAKER_OPEN,
+                   "message": f"circuit breaker {engine} is {breaker.state}; skipped"}
+            update = _failure(state, node, err)
+        else:
+            update = _run_body(hub, node, body, state, breaker)
+        update["attempts"] = attempts
+        update["timings_ms"] = _timed(state, node, start)
+        hub.latency.record(node, time.monotonic() - start)
+        if breaker is not None:
+            update["breakers"] = list(state.get("breakers") or []) + breaker.take_transitions()
+        return update
+
+    run.__name__ = f"node_{node}"
+    return run
+
+
+def _run_body(hub, node: str, body: Body, state: dict, breaker) -> dict:
+    timeout = hub.policy.timeout(node, state["deadline"])
+    try:
+        update = call_with_timeout(lambda cancel: _attempt(hub, node, body, state, cancel),
+                                   timeout, node=node)
+    except HubError as exc:
+        if exc.node is None:
+            exc.node = node
+        if breaker is not None:
+            breaker.record_failure(exc.kind)
+        return _failure(state, node, exc.as_trace())
+    if breaker is not None:
+        breaker.record_success()
+    update = dict(update or {})
+    update["failed"] = None
+    return update

@@ -1,0 +1,221 @@
+"""The work of each graph node: ``body(hub, state, cancel) -> state update``.
+
+Bodies raise :class:`~hub.errors.HubError` on failure; :func:`hub.graph.guard.guarded` turns
+that into routed state. Bodies without an engine (fingerprint, respond, the fallback levels)
+are plain functions of the state and never fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import threading
+import time
+
+from hub.errors import InvalidOutputError, TimeoutError_
+
+log = logging.getLogger("hub.graph")
+
+NOT_UNDERSTOOD = "Sorry, I couldn't understand that."
+"""Home Assistant's answer when no intent matched."""
+
+ACT_FAILED = "Sorry, I couldn't do that right now."
+"""The answer when a device action failed after its retry."""
+
+
+# -- input ------------------------------------------------------------------------------------
+def fingerprint(hub, state: dict) -> dict:
+    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1)."""
+    if state.get("text") is not None:
+        text = state["text"].strip()
+        return {"transcript": text, "alternatives": [text], "fingerprint": None}
+    samples = state.get("samples")
+    if samples is None or len(samples) == 0:
+        return {"fingerprint": None}
+    fp = hashlib.sha256(samples.tobytes()).hexdigest()[:32]
+    cached = hub.store.get_transcript(fp) if hub.store is not None else None
+    if cached and cached[0]:
+        return {"fingerprint": fp, "transcript": cached[0],
+                "alternatives": list(cached[1]) or [cached[0]], "cache_hit": True}
+    return {"fingerprint": fp}
+
+
+def asr(hub, state: dict, cancel: threading.Event) -> dict:
+    """Recognize the utterance; keep every segment said before a pause (BC-07)."""
+    engine = hub.engines.asr()
+    stream = state.get("asr_stream")
+    result = stream.finish() if stream is not None and not state.get("attempts", {}).get("asr", 0) > 1 \
+        else engine.transcribe(state["samples"], cancel)
+    if cancel.is_set():
+        raise TimeoutError_("asr stopped: out of time", node="asr")
+    alternatives = [result.text] if result.rejected else list(result.alternatives or [result.text])
+    segments = [s for s in (result.segments or ()) if s.strip()]
+    if state.get("fingerprint") and result.text and hub.store is not None:
+        hub.store.put_transcript(state["fingerprint"], result.text, tuple(alternatives))
+    return {"transcript": result.text, "alternatives": [a for a in alternatives if a],
+            "rejected": result.rejected, "segments": segments}
+
+
+# -- understanding ----------------------------------------------------------------------------
+def rules(hub, state: dict, cancel: threading.Event) -> dict:
+    """Match the alternatives against the rules; each segment is its own command when each matches."""
+    engine = hub.engines.rules()
+    segments = state.get("segments") or []
+    if len(segments) > 1:
+        matches = [m for m in (engine.recognize(s) for s in segments) if m is not None]
+        if len(matches) > 1:
+            return {"matches": matches, "source": "rules",
+                    "transcript": " ".join(m.text for m in matches)}
+    text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")])
+    if match is None:
+        return {"matches": []}
+    return {"matches": [match], "transcript": text, "source": "rules"}
+
+
+def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
+    """Ask the LLM what an unmatched transcript means; act only on what passes the whitelist."""
+    from hub.llm.parse import parse_intent
+
+    engine = hub.engines.llm()
+    strict = state.get("attempts", {}).get("llm_intent", 0) > 1
+    raw = engine.classify(state["transcript"], cancel, strict=strict)
+    log.info("llm raw output: %r", raw)
+    result = parse_intent(raw, **hub.llm_whitelist())
+    if result is None:
+        return {"llm": None, "matches": []}
+    if result.intent == "answer":
+        return {"llm": result, "matches": []}
+    match = hub.llm_match(result, state["transcript"])
+    if match is None:
+        return {"llm": None, "matches": []}
+    if result.needs_confirmation:
+        return {"llm": result, "matches": [], "confirm": match}
+    return {"llm": result, "matches": [match], "source": "llm"}
+
+
+def llm_answer(hub, state: dict, cancel: threading.Event) -> dict:
+    """A short spoken answer from the LLM (at most two sentences)."""
+    sentences = []
+    for sentence in hub.engines.llm().answer(state["transcript"], cancel):
+        sentences.append(sentence)
+        if cancel.is_set():
+            break
+    text = " ".join(s.strip() for s in sentences if s.strip())
+    if not text:
+        raise InvalidOutputError("llm gave an empty answer", node="llm_answer")
+    return {"response": text, "source": "llm"}
+
+
+_VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
+          ("cover", "HassTurnOn"): "open", ("cover", "HassTurnOff"): "close",
+          ("HassTurnOn", None): "turn on", ("HassTurnOff", None): "turn off"}
+
+
+def confirm(hub, state: dict) -> dict:
+    """Ask before a sensitive action that came from the LLM; the next turn's yes does it."""
+    match = state["confirm"]
+    hub.pending_confirmation(match)
+    name = ", ".join(match.entities) or str(match.slots.get("name", "that"))
+    domain = hub.domain_of(match.entities[0]) if match.entities else None
+    verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
+    return {"response": f"Do you want me to {verb} the {name}?", "source": "llm",
+            "intent": match.intent, "slots": dict(match.slots)}
+
+
+# -- action and answer ------------------------------------------------------------------------
+def act(hub, state: dict, cancel: threading.Event) -> dict:
+    """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
+    actor = hub.engines.actor()
+    outcomes = [actor.execute(m, idempotency_key=f"{state['turn_id']}:{i}")
+                for i, m in enumerate(state["matches"])]
+    first = state["matches"][0]
+    return {"outcomes": outcomes, "response": " ".join(o.response for o in outcomes if o.response),
+            "intent": first.intent, "slots": dict(first.slots)}
+
+
+def faq(hub, state: dict) -> dict:
+    """L3: a canned answer for what the rules and the LLM could not serve."""
+    answer = hub.engines.faq().answer(state.get("transcript") or "")
+    if answer:
+        return {"response": answer, "source": "faq",
+                "fallback_level": max(state.get("fallback_level", 0), 3)}
+    return {}
+
+
+def relaxed(hub, state: dict) -> dict:
+    """L2: the rules again, relaxed (fuzzy), when the LLM path failed."""
+    engine = hub.engines.rules()
+    fuzzy = getattr(engine, "recognize_fuzzy", None)
+    match = fuzzy(state.get("transcript") or "") if fuzzy else None
+    if match is None:
+        return {}
+    return {"matches": [match], "source": "rules",
+            "fallback_level": max(state.get("fallback_level", 0), 2)}
+
+
+def no_speech(hub, state: dict) -> dict:
+    """Nothing was said: no LLM, nothing spoken."""
+    return {"status": "no_speech", "transcript": ""}
+
+
+def respond(hub, state: dict) -> dict:
+    """Make sure there is something to say, including when the action failed."""
+    failed = state.get("failed")
+    if failed and failed["node"] == "act":
+        return {"response": ACT_FAILED}
+    if (state.get("response") or "").strip():
+        return {}
+    return {"response": NOT_UNDERSTOOD}
+
+
+def tts(hub, state: dict, cancel: threading.Event) -> dict:
+    """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready."""
+    engine = hub.engines.tts()
+    pcm, rate, ttfa = bytearray(), engine.rate, None
+    for chunk in engine.synthesize(state["response"], cancel):
+        if ttfa is None:
+            ttfa = (time.monotonic() - state["started"]) * 1000
+        pcm += chunk.pcm
+        rate = chunk.rate
+        hub.play_chunk(chunk)
+    if pcm and hub.store is not None:
+        hub.store.put_response_audio(response_key(state["response"]), bytes(pcm), rate)
+    return {"pcm": bytes(pcm), "rate": rate, "ttfa_ms": ttfa}
+
+
+def response_key(text: str) -> str:
+    """The response-audio cache key of a text (normalized whitespace and case)."""
+    return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:32]
+
+
+def cached_audio(hub, state: dict) -> dict:
+    """L1: the response's audio from the cache when TTS failed."""
+    found = hub.store.get_response_audio(response_key(state["response"])) \
+        if hub.store is not None else None
+    if found is None:
+        return {"pcm": None}
+    return {"pcm": found[0], "rate": found[1], "fallback_level": max(state.get("fallback_level", 0), 1),
+            "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
+
+
+def placeholder(hub, state: dict) -> dict:
+    """L4: speech rendered ahead of time, so it plays even when TTS is down."""
+    from hub.faq import PLACEHOLDER_TEXT
+
+    pcm, rate = hub.placeholder_audio()
+    return {"pcm": pcm, "rate": rate, "response": PLACEHOLDER_TEXT, "source": "fallback",
+            "fallback_level": 4, "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
+
+
+def wav_bytes(pcm: bytes, rate: int) -> bytes:
+    """A mono 16-bit WAV file holding ``pcm`` at ``rate`` Hz."""
+    import wave
+
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm)
+    return buf.getvalue()

@@ -1,0 +1,53 @@
+"""The state one turn carries through the graph.
+
+No field has a reducer: every node returns whole new values (``errors`` included), so one
+request never inherits another's errors and nothing can be appended forever (case BC-16).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class TurnState(TypedDict, total=False):
+    """One turn's state. Times are seconds (monotonic) unless the name says ``_ms``."""
+
+    # input
+    turn_id: str            # also the idempotency key of the turn's actions
+    entry: str              # "replay", "ask" or "run"
+    file: str | None        # input file, for the trace
+    text: str | None        # text input (hub ask); None for audio
+    samples: Any            # int16 mono 16 kHz numpy array, or None
+    asr_stream: Any         # an AsrStream already fed (real-time input), or None
+    out_path: str | None    # where the answer wav goes (replay), or None
+    deadline: Any           # hub.resilience.Deadline started at end of input
+    started: float          # monotonic time at end of input
+    # progress
+    fingerprint: str | None
+    transcript: str
+    alternatives: list[str]
+    rejected: bool
+    segments: list[str]     # utterance segments the recognizer found (BC-07)
+    cache_hit: bool         # the transcript came from the fingerprint cache (L1)
+    matches: list           # hub.intents.IntentMatch, one per command, in order
+    outcomes: list          # hub.act.Outcome per match
+    confirm: Any            # an LLM match waiting for a spoken yes
+    ttfa_ms: float | None   # end of input -> first answer audio ready
+    match: Any              # hub.intents.IntentMatch or None
+    llm: Any                # hub.llm.LlmIntent or None
+    outcome: Any            # hub.act.Outcome or None
+    response: str
+    source: str | None
+    intent: str | None
+    slots: dict
+    audio: str | None
+    pcm: bytes | None       # the answer audio, int16 mono
+    rate: int
+    fallback_level: int
+    status: str
+    errors: list[dict]
+    attempts: dict[str, int]
+    failed: dict | None     # {"node", "kind"} of the last failure, None after a success
+    strict: bool            # the LLM retry asks with the stricter prompt
+    timings_ms: dict[str, float]
+    breakers: list[dict]    # breaker transitions during the turn

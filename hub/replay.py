@@ -1,0 +1,172 @@
+"""``hub replay`` (wav files through the turn graph) and ``hub ask`` (text through it).
+
+One JSON trace line per input on stdout; progress and errors on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from hub.errors import BadInputError, HubError
+
+log = logging.getLogger("hub.replay")
+
+
+def add_parsers(sub, *, common, inject, store) -> None:
+    """Register ``replay`` and ``ask``."""
+    p = sub.add_parser("replay", help="run recorded wav files through the pipeline",
+                       description="Run wav files (or every .wav in a folder, sorted) through "
+                       "the same turn graph as the microphone. Prints one JSON trace line per "
+                       "file; writes each spoken answer as OUT/<name>.wav.")
+    common(p)
+    inject(p)
+    store(p)
+    p.add_argument("paths", nargs="+", metavar="PATH", help="wav files or folders")
+    p.add_argument("--out", metavar="DIR", default="replies",
+                   help="folder for the answer wavs (default: ./replies)")
+    p.add_argument("--no-audio", action="store_true", help="do not synthesize answers")
+    p.add_argument("--realtime", action="store_true",
+                   help="feed audio at real speed into streaming ASR, as a microphone would")
+    p.add_argument("--engine", choices=("auto", "vosk", "pocketsphinx"),
+                   help="ASR engine (default: [asr] engine)")
+    p.set_defaults(func=run_replay)
+
+    p = sub.add_parser("ask", help="run a text utterance through the pipeline",
+                       description="Run TEXT as if it had been said. With '-', read one "
+                       "utterance per line from stdin and print one JSON line each.")
+    common(p)
+    inject(p)
+    store(p)
+    p.add_argument("text", metavar="TEXT|-", help="what was said, or - for stdin lines")
+    p.add_argument("--json", action="store_true", help="print the whole trace as JSON")
+    p.add_argument("--out", metavar="DIR", help="also synthesize each answer into DIR")
+    p.set_defaults(func=run_ask)
+
+
+def expand_paths(paths: list[str]) -> list[Path]:
+    """Files as given, folders as their ``*.wav`` files sorted by name (not recursive)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(sorted(p for p in path.iterdir() if p.suffix.lower() == ".wav"))
+        else:
+            out.append(path)
+    return out
+
+
+def make_hub(args, entry: str, *, speak: bool):
+    """Build the :class:`hub.pipeline.Hub` for a command's arguments."""
+    import dataclasses
+
+    from hub.pipeline import Hub
+    from hub.settings import load_settings
+    from hub.store import open_store
+
+    settings = load_settings(args.config)
+    if getattr(args, "engine", None):
+        settings = dataclasses.replace(
+            settings, asr=dataclasses.replace(settings.asr, engine=args.engine))
+    store = open_store(args.store or settings.store.path)
+    return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)
+
+
+def _emit(trace: dict) -> None:
+    sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _progress(i: int, n: int, trace: dict) -> None:
+    if not sys.stderr.isatty():
+        return
+    what = trace["intent"] or trace["status"]
+    sys.stderr.write(f"\r[{i}/{n}] {Path(trace['file'] or '').name[:40]:40} {what:24}")
+    sys.stderr.flush()
+
+
+def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool) -> dict:
+    """One file through the hub: its trace (``bad_input`` when it cannot be read)."""
+    from hub.audio import load_wav
+    from hub.trace import bad_input_trace
+
+    try:
+        audio = load_wav(path)
+    except BadInputError as exc:
+        print(f"hub: {exc.message}", file=sys.stderr)
+        return bad_input_trace(str(path), exc.message)
+    for warning in audio.warnings:
+        log.info("%s: %s", path, warning)
+    out = str(out_dir / f"{path.stem}.wav") if out_dir is not None else None
+    if realtime:
+        return replay_realtime(hub, audio, str(path), out)
+    return hub.turn_audio(audio.samples, file=str(path), out_path=out)
+
+
+def replay_realtime(hub, audio, file: str, out: str | None) -> dict:
+    """Feed ``audio`` at real speed into a streaming recognizer, then finish the turn.
+
+    TTFA counts from the moment the last frame was fed, as with a microphone.
+    """
+    from hub.audio import frames
+
+    try:
+        stream = hub.engines.asr().stream()
+    except HubError:
+        stream = None  # the asr node will fail over in the graph
+    start = time.monotonic()
+    fed = 0.0
+    for frame in frames(audio, frame_ms=30):
+        if stream is not None:
+            stream.accept(frame)
+        fed += len(frame) / 2 / audio.rate
+        delay = start + fed - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+    return hub.turn_audio(audio.samples, file=file, out_path=out, asr_stream=stream,
+                          started=time.monotonic())
+
+
+def run_replay(args) -> int:
+    """``hub replay``: exit 2 when any file was unreadable, else 0."""
+    paths = expand_paths(args.paths)
+    if not paths:
+        print("hub: no wav files in " + ", ".join(args.paths), file=sys.stderr)
+        return 2
+    hub = make_hub(args, "replay", speak=not args.no_audio)
+    out_dir = None if args.no_audio else Path(args.out)
+    counts: dict[str, int] = {}
+    for i, path in enumerate(paths, 1):
+        trace = replay_file(hub, path, out_dir, args.realtime)
+        counts[trace["status"]] = counts.get(trace["status"], 0) + 1
+        _emit(trace)
+        _progress(i, len(paths), trace)
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    print(("\n" if sys.stderr.isatty() else "") + f"hub: {len(paths)} files: {summary}",
+          file=sys.stderr)
+    return 2 if counts.get("bad_input") else 0
+
+
+def run_ask(args) -> int:
+    """``hub ask``: one utterance, or one per stdin line with ``-``."""
+    hub = make_hub(args, "ask", speak=bool(args.out))
+    out_dir = Path(args.out) if args.out else None
+    if args.text == "-":
+        for n, line in enumerate(sys.stdin, 1):
+            if line.strip():
+                out = str(out_dir / f"ask-{n:04d}.wav") if out_dir else None
+                _emit(hub.turn_text(line.strip(), out_path=out))
+        return 0
+    if not args.text.strip():
+        print("hub: nothing to ask: TEXT is empty", file=sys.stderr)
+        return 2
+    out = str(out_dir / "ask.wav") if out_dir else None
+    trace = hub.turn_text(args.text, out_path=out)
+    if args.json:
+        _emit(trace)
+    else:
+        print(trace["response"])
+    return 0

