@@ -23,7 +23,7 @@ SPEECH_THRESHOLD = 0.5
 """microVAD probability above which a frame is speech."""
 ONSET_FRAMES = 3
 """Consecutive speech frames that start an utterance (30 ms: a click is not speech)."""
-PREROLL_S = 1.0
+PREROLL_S = 1.5
 """Audio kept before the detected onset (covers the detector's lag)."""
 POSTROLL_S = 0.3
 """Audio kept after the last speech frame; the rest of the trailing silence is dropped."""
@@ -31,6 +31,8 @@ ENERGY_MIN_RMS = 300.0
 """Energy detector: frames quieter than this RMS (int16 units, about -40 dBFS) are silence."""
 ENERGY_FACTOR = 3.0
 """Energy detector: speech is this many times louder (RMS) than the noise floor."""
+ENERGY_WINDOW = 300
+"""Energy detector: frames (3 s) over which the noise floor is measured."""
 
 Vad = Callable[[np.ndarray], "bool | None"]
 """A voice activity detector: one 10 ms int16 frame -> speech (True), not (False), or
@@ -51,30 +53,48 @@ class MicroVadDetector:
 
 
 class EnergyDetector:
-    """RMS against an adaptive noise floor: speech when RMS > max(300, 3 × floor).
+    """RMS against the noise floor: speech when RMS > max(300, 3 × floor).
 
-    The floor follows quieter frames quickly and louder ones slowly (exponential averages,
-    0.2 down, 0.002 up), so steady noise such as a fan is learned within seconds.
+    The floor is the 10th percentile of the RMS of the last 3 s of frames: speech has
+    pauses between words, so the low end of a few seconds is the room's steady noise (a fan
+    is learned within the first second), and long speech does not raise it.
     """
 
     def __init__(self):
-        self.floor = ENERGY_MIN_RMS / ENERGY_FACTOR
+        self._history: deque[float] = deque(maxlen=ENERGY_WINDOW)
 
     def __call__(self, frame: np.ndarray) -> bool:
         rms = float(np.sqrt(np.mean(np.square(frame, dtype=np.float64))))
-        speech = rms > max(ENERGY_MIN_RMS, ENERGY_FACTOR * self.floor)
-        rate = 0.2 if rms < self.floor else 0.002
-        self.floor += rate * (rms - self.floor)
-        return speech
+        self._history.append(rms)
+        floor = float(np.percentile(self._history, 10))
+        return rms > max(ENERGY_MIN_RMS, ENERGY_FACTOR * floor)
+
+
+class CombinedDetector:
+    """Speech when microVAD says speech *and* the frame is louder than the noise floor.
+
+    microVAD rejects noise that is loud but not speech; the energy gate ends speech at the
+    first quiet frame, where microVAD alone lags the end of speech by up to a second.
+    """
+
+    def __init__(self):
+        self._micro = MicroVadDetector()
+        self._energy = EnergyDetector()
+
+    def __call__(self, frame: np.ndarray) -> bool | None:
+        loud = self._energy(frame)
+        speech = self._micro(frame)
+        return None if speech is None else speech and loud
 
 
 def make_vad(kind: str = "auto") -> Vad:
-    """Build a VAD: ``micro`` (pymicro-vad), ``energy``, or ``auto`` (micro when installed)."""
-    if kind in ("auto", "micro"):
+    """Build a VAD: ``micro`` (pymicro-vad), ``energy``, ``combined`` (both must agree), or
+    ``auto`` (combined when pymicro-vad is installed, else energy)."""
+    if kind in ("auto", "micro", "combined"):
         try:
-            return MicroVadDetector()
+            return MicroVadDetector() if kind == "micro" else CombinedDetector()
         except ImportError:
-            if kind == "micro":
+            if kind != "auto":
                 raise
             log.info("pymicro-vad not installed; using the energy voice activity detector")
     return EnergyDetector()
@@ -146,7 +166,8 @@ class Endpointer:
     def _start(self) -> None:
         """Speech began: keep the pre-roll, stop dropping old frames."""
         self.speech = True
-        self._frames = deque(self._frames)
+        keep = min(len(self._frames), self._max_frames // 2)  # pre-roll: half the cap at most
+        self._frames = deque(list(self._frames)[len(self._frames) - keep:])
         log.debug("speech began after %.2f s", self._seen * FRAME / self.rate)
 
     def audio(self) -> np.ndarray:

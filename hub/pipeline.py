@@ -78,13 +78,17 @@ DEFAULT_FACTORIES: dict[str, Callable] = {
 
 
 class Engines:
-    """Engines built on first use, once; a failed build is remembered for ``retry_after_s``."""
+    """Engines built on first use, once; a failed build is remembered for ``retry_after_s``.
+
+    Each engine has its own lock, so one engine's factory may use another engine (the LLM's
+    whitelist comes from the rules) and a slow build blocks only the callers of that engine.
+    """
 
     def __init__(self, hub, factories: dict[str, Callable], retry_after_s: float):
         self._hub, self._factories, self._retry_after = hub, factories, retry_after_s
         self._built: dict[str, object] = {}
         self._failed: dict[str, tuple[float, HubError]] = {}
-        self._lock = threading.Lock()
+        self._locks = {name: threading.Lock() for name in factories}
 
     def get(self, name: str):
         """The engine ``name``, building it if needed.
@@ -92,7 +96,10 @@ class Engines:
         Raises:
             HubError: the engine could not be built (a FatalError unless the factory said more).
         """
-        with self._lock:
+        engine = self._built.get(name)
+        if engine is not None:
+            return engine
+        with self._locks[name]:
             if name in self._built:
                 return self._built[name]
             failed = self._failed.get(name)
@@ -110,6 +117,14 @@ class Engines:
             self._built[name] = engine
             self._failed.pop(name, None)
             return engine
+
+    def warm(self, names) -> None:
+        """Build ``names`` now (before the first turn); failures are logged, not raised."""
+        for name in names:
+            try:
+                self.get(name)
+            except HubError as exc:
+                log.warning("%s unavailable: %s", name, exc.message)
 
     def loaded(self, name: str) -> bool:
         """True when ``name`` has been built."""
@@ -154,6 +169,7 @@ class Hub:
         self.faults = parse_faults(tuple(res.inject) + tuple(inject), NODES)
         self.clock = clock
         self.player = None
+        self.last_audio: tuple[bytes | None, int | None] = (None, None)
         self._pending = None
         self.graph = build_graph(self)
 
@@ -220,6 +236,7 @@ class Hub:
                  "errors": [], "attempts": {}, "timings_ms": {}, "fallback_level": 0,
                  "breakers": [], "failed": None}
         final = self.graph.invoke(state, {"recursion_limit": RECURSION_LIMIT})
+        self.last_audio = (final.get("pcm"), final.get("rate"))
         audio = self._write_audio(final, out_path)
         trace = make_trace(final, audio=audio, total_ms=(time.monotonic() - started) * 1000)
         for event in trace["breakers"]:

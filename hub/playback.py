@@ -34,7 +34,7 @@ _DTYPE = "int16"
 
 
 def resample_pcm(pcm: bytes, src_rate: int, dst_rate: int, channels: int = 1) -> bytes:
-    """int16 PCM from ``src_rate`` to ``dst_rate`` Hz with soxr (HQ), then copied to ``channels``."""
+    """int16 PCM from ``src_rate`` to ``dst_rate`` Hz (soxr), copied to ``channels``."""
     import numpy as np
     import soxr
 
@@ -90,7 +90,8 @@ class Player:
         finally:
             it.close()
 
-    def _play_all(self, stream, choice: OutputChoice, chunks: Iterator[AudioChunk], cancel) -> float:
+    def _play_all(self, stream, choice: OutputChoice, chunks: Iterator[AudioChunk],
+                  cancel) -> float:
         """Write every chunk to the open ``stream``, then close it; return seconds played."""
         frames = 0
         try:
@@ -100,8 +101,8 @@ class Player:
                 if cancel is not None and cancel.is_set():
                     break
         except self.sd.PortAudioError as exc:
-            raise DeviceUnavailableError(f"output device {choice.name!r} failed while playing: {exc}",
-                                         node="tts") from None
+            raise DeviceUnavailableError(
+                f"output device {choice.name!r} failed while playing: {exc}", node="tts") from None
         finally:
             _close(stream, aborted=cancel is not None and cancel.is_set())
         return frames / choice.rate
@@ -132,7 +133,8 @@ class Player:
                 if want.lower() in info["name"].lower() and info.get("max_output_channels", 0) > 0:
                     return info.get("index", i), dict(info)
         except sd.PortAudioError as exc:
-            raise DeviceUnavailableError(f"no audio output device ({label}): {exc}", node="tts") from None
+            raise DeviceUnavailableError(f"no audio output device ({label}): {exc}",
+                                         node="tts") from None
         raise DeviceUnavailableError(f"no audio output device named {want!r}", node="tts")
 
     def _open(self, rate: int):
@@ -149,15 +151,18 @@ class Player:
         for r in rates:
             for ch in channels:
                 try:
-                    self.sd.check_output_settings(device=device, channels=ch, dtype=_DTYPE, samplerate=r)
-                    stream = self.sd.RawOutputStream(samplerate=r, device=device, channels=ch, dtype=_DTYPE)
+                    self.sd.check_output_settings(device=device, channels=ch, dtype=_DTYPE,
+                                                  samplerate=r)
+                    stream = self.sd.RawOutputStream(samplerate=r, device=device, channels=ch,
+                                                     dtype=_DTYPE)
                 except (self.sd.PortAudioError, ValueError) as exc:
                     last = exc
                     continue
                 _log_choice(name, rate, r, ch)
                 return OutputChoice(device, name, r, ch), stream
         tried = ", ".join(str(r) for r in rates)
-        raise DeviceUnavailableError(f"output device {name!r} refused {tried} Hz: {last}", node="tts")
+        raise DeviceUnavailableError(f"output device {name!r} refused {tried} Hz: {last}",
+                                     node="tts")
 
 
 def _log_choice(name: str, rate: int, opened: int, channels: int) -> None:

@@ -98,8 +98,6 @@ def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool) -> dict:
     except BadInputError as exc:
         print(f"hub: {exc.message}", file=sys.stderr)
         return bad_input_trace(str(path), exc.message)
-    for warning in audio.warnings:
-        log.info("%s: %s", path, warning)
     out = str(out_dir / f"{path.stem}.wav") if out_dir is not None else None
     if realtime:
         return replay_realtime(hub, audio, str(path), out)
@@ -137,6 +135,7 @@ def run_replay(args) -> int:
         print("hub: no wav files in " + ", ".join(args.paths), file=sys.stderr)
         return 2
     hub = make_hub(args, "replay", speak=not args.no_audio)
+    hub.engines.warm(["asr", "rules"] + ([] if args.no_audio else ["tts"]))
     out_dir = None if args.no_audio else Path(args.out)
     counts: dict[str, int] = {}
     for i, path in enumerate(paths, 1):
@@ -153,6 +152,7 @@ def run_replay(args) -> int:
 def run_ask(args) -> int:
     """``hub ask``: one utterance, or one per stdin line with ``-``."""
     hub = make_hub(args, "ask", speak=bool(args.out))
+    hub.engines.warm(["rules"] + (["tts"] if args.out else []))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
         for n, line in enumerate(sys.stdin, 1):

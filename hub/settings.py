@@ -69,7 +69,7 @@ class LlmSettings:
     url: str = ""
     """OpenAI-compatible server URL (llama-server, Ollama); when set, used instead of ``model``."""
     threads: int = 0
-    """Threads for generation; 0: one per core."""
+    """Threads for generation; 0: one per core less one, at least 1 (see hub.llm.llama)."""
     intents_on: tuple[str, ...] = ("run", "replay", "ask")
     """Entry points where the LLM classifies what the rules did not match."""
     answers_on: tuple[str, ...] = ("run", "replay", "ask")

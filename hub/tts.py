@@ -166,7 +166,8 @@ class PiperTts:
         spent, frames = 0.0, 0
         for i, sentence in enumerate(pieces):
             if cancel is not None and cancel.is_set():
-                raise TimeoutError_(f"tts cancelled after {i} of {len(pieces)} sentences", node="tts")
+                raise TimeoutError_(f"tts cancelled after {i} of {len(pieces)} sentences",
+                                    node="tts")
             start = time.perf_counter()
             pcm = self._synthesize_one(sentence)
             spent += time.perf_counter() - start

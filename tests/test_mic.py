@@ -52,8 +52,7 @@ class FakeStream:
     def read(self, frames):
         self.sd.reads += 1
         if self.sd.reads in self.sd.fail_reads:
-            self.sd.now = self.sd.reads_fail_time = self.sd.now  # the unplug happens now
-            self.dev["gone"].append((self.sd.now, self.sd.now + self.sd.unplugged_s))
+            self.dev["gone"].append((self.sd.now, self.sd.now + self.sd.unplugged_s))  # unplug
             raise PortAudioError("Unanticipated host error", -9999)
         t = (self.position + np.arange(frames)) / self.rate
         out = np.zeros((frames, self.channels), np.int16)

@@ -8,7 +8,7 @@ library versions, so start-up after the first run only reads three small files.
 
 Outputs (files in the cache directory):
 
-- ``grammar.jsgf``: PocketSphinx grammar, one rule per intent, ``public <command>``.
+- ``grammar.fsg``: PocketSphinx grammar, one rule per intent, ``public <command>``.
 - ``words.dict``: CMUdict-format dictionary restricted to the grammar's words.
 - ``vocab.json``: the word list for a Vosk grammar (numbers spelled out, plus ``[unk]``),
   the spelled-number map and the generation time.
@@ -64,8 +64,8 @@ class Vocab:
     from_cache: bool = False
 
     @property
-    def jsgf_path(self) -> Path:
-        return self.directory / "grammar.jsgf"
+    def fsg_path(self) -> Path:
+        return self.directory / "grammar.fsg"
 
     @property
     def dict_path(self) -> Path:
@@ -126,7 +126,7 @@ def _read_cached(directory: Path, key: str) -> Vocab | None:
         meta = json.loads((directory / "vocab.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if meta.get("key") != key or not (directory / "grammar.jsgf").is_file():
+    if meta.get("key") != key or not (directory / "grammar.fsg").is_file():
         return None
     return _vocab_from(directory, key, meta, from_cache=True)
 
@@ -171,7 +171,7 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
                                                     else w).split()})
     meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
             "patterns": sum(len(v) for v in body.values())}
-    return {"grammar.jsgf": _jsgf_text(body, rules), "words.dict": dictionary}, meta
+    return {"grammar.fsg": _fsg_text(body, rules), "words.dict": dictionary}, meta
 
 
 def _slot_values(home, items: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
@@ -217,13 +217,60 @@ def _placeholder_rule(spec: str, slots, rules, cmudict) -> str | None:
     return f"<{name}>" if rules[name] else None
 
 
-def _jsgf_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
-    """The JSGF document: one rule per intent and per placeholder."""
-    lines = ["#JSGF V1.0;", "grammar hub;",
-             "public <command> = " + " | ".join(f"<{i}>" for i in body) + ";"]
-    for intent, alternatives in body.items():
-        lines.append(f"<{intent}> = " + " | ".join(f"( {a} )" for a in alternatives) + ";")
-    for name, values in rules.items():
-        if values:
-            lines.append(f"<{name}> = " + " | ".join(f"( {v} )" for v in values) + ";")
-    return "\n".join(lines) + "\n"
+def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
+    """The Sphinx FSG document: a prefix tree of the patterns, slots expanded inline.
+
+    A prefix tree keeps the graph small (shared beginnings such as "turn on the"); every
+    outgoing branch of a state gets an equal share of its probability, a slot's share is split
+    among its values; each pattern's end has a null transition to the one final state.
+    """
+    trie: dict = {}
+    for alternatives in body.values():
+        for line in alternatives:
+            node = trie
+            for token in line.split():
+                node = node.setdefault(token, {})
+            node[""] = {}
+    graph = _FsgBuilder(rules)
+    graph.add_tree(trie, graph.new_state())
+    return graph.text()
+
+
+class _FsgBuilder:
+    """Accumulates FSG states and transitions."""
+
+    def __init__(self, rules: dict[str, list[str]]):
+        self.rules = rules
+        self.count = 0
+        self.final = self.new_state()
+        self.lines: list[str] = []
+
+    def new_state(self) -> int:
+        self.count += 1
+        return self.count - 1
+
+    def add_tree(self, node: dict, state: int) -> None:
+        share = 1.0 / len(node)
+        for token, child in node.items():
+            if token == "":
+                self.lines.append(f"TRANSITION {state} {self.final} {share:.6g}")
+                continue
+            target = self.new_state()
+            if token.startswith("<"):
+                values = self.rules[token[1:-1]]
+                for value in values:
+                    self.add_chain(state, target, value.split(), share / len(values))
+            else:
+                self.add_chain(state, target, [token], share)
+            self.add_tree(child, target)
+
+    def add_chain(self, state: int, target: int, words: list[str], prob: float) -> None:
+        for i, word in enumerate(words):
+            nxt = target if i == len(words) - 1 else self.new_state()
+            self.lines.append(f"TRANSITION {state} {nxt} {prob if i == 0 else 1.0:.6g} {word}")
+            state = nxt
+
+    def text(self) -> str:
+        head = ["FSG_BEGIN hub", f"NUM_STATES {self.count}", f"START_STATE 1",
+                f"FINAL_STATE {self.final}"]
+        return "\n".join([*head, *self.lines, "FSG_END"]) + "\n"

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from hub.audio.pcm import TARGET_RATE, convert, decode
-from hub.audio.riff import MAX_CHANNELS, MAX_RATE, MIN_RATE, RIFF_IDS, WavFormat, parse_wav, whole_frames
+from hub.audio.riff import (
+    MAX_CHANNELS, MAX_RATE, MIN_RATE, RIFF_IDS, WavFormat, parse_wav, whole_frames,
+)
 from hub.errors import BadInputError
 
 log = logging.getLogger("hub.audio")
@@ -51,10 +53,10 @@ def _read_bytes(path: str | Path) -> bytes:
         raise BadInputError(f"cannot read {path}: {reason}", node="audio", file=str(path)) from None
 
 
-def _finish(frames: np.ndarray, rate: int, name: str, notes: tuple[str, ...], path) -> Audio:
+def _finish(decoded: np.ndarray, rate: int, name: str, notes: tuple[str, ...], path) -> Audio:
     """Convert decoded float frames (n, ch) at ``rate`` to an :class:`Audio`, logging it."""
-    channels = frames.shape[1]
-    samples, downmix_note = convert(frames, rate)
+    channels = decoded.shape[1]
+    samples, downmix_note = convert(decoded, rate)
     repairs = list(notes) + ([downmix_note] if downmix_note else [])
     for note in repairs:
         log.warning("%s: %s", path, note)
@@ -122,6 +124,6 @@ def read_pcm(path: str | Path, *, rate: int, channels: int = 1, width: int = 2,
     notes = [partial] if partial else []
     if buf[:4] in RIFF_IDS:
         notes.insert(0, "file has a RIFF header; decoded as raw PCM anyway")
-    frames = decode(memoryview(buf)[:used], fmt)
+    decoded = decode(memoryview(buf)[:used], fmt)
     name = fmt.name if width > 1 else ("u8" if fmt.encoding == "unsigned" else "s8")
-    return _finish(frames, rate, name, tuple(notes), path)
+    return _finish(decoded, rate, name, tuple(notes), path)

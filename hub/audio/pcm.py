@@ -47,7 +47,8 @@ def _int24(b: np.ndarray, big_endian: bool) -> np.ndarray:
     """Packed 3-byte signed integers -> int32 values in [-2**23, 2**23)."""
     b = b.reshape(-1, 3)
     lo, mid, hi = (b[:, 2], b[:, 1], b[:, 0]) if big_endian else (b[:, 0], b[:, 1], b[:, 2])
-    return lo.astype(np.int32) | (mid.astype(np.int32) << 8) | (hi.view(np.int8).astype(np.int32) << 16)
+    signed_hi = hi.view(np.int8).astype(np.int32)
+    return lo.astype(np.int32) | (mid.astype(np.int32) << 8) | (signed_hi << 16)
 
 
 def as_float_frames(samples: np.ndarray) -> np.ndarray:

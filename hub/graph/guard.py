@@ -64,13 +64,14 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callabl
         breaker = hub.breakers.get(engine) if engine else None
         if breaker is not None and not breaker.allow():
             err = {"node": node, "kind": BREAKER_OPEN,
-                   "message": f"circuit breaker {engine} is {breaker.state}; skipped"}
+                   "message": f"{breaker.describe()}; skipped"}
             update = _failure(state, node, err)
         else:
             update = _run_body(hub, node, body, state, breaker)
         update["attempts"] = attempts
         update["timings_ms"] = _timed(state, node, start)
-        hub.latency.record(node, time.monotonic() - start)
+        if update.get("failed") is None:
+            hub.latency.record(node, time.monotonic() - start)
         if breaker is not None:
             update["breakers"] = list(state.get("breakers") or []) + breaker.take_transitions()
         return update

@@ -4,7 +4,8 @@
   GBNF grammar made from the JSON schema (llama.cpp ``json_schema_to_gbnf``), greedy sampling.
 - Answer: a short system prompt with the home's facts; text streamed sentence by sentence.
 - Prompt prefix caching: the KV state after each system prefix (everything before the user's
-  text) is evaluated once at load and saved; a call whose prefix is not the one in the
+  text) is evaluated once (at load for classify and answer, on first use for the strict
+  retry prompt) and saved; a call whose prefix is not the one in the
   context restores it (``llama_state_set_data``), then ``Llama.generate`` reuses the longest
   common token prefix and evaluates only the user's text.
 - Cancel: a stopping criterion checks the cancel event after every token (≈ 10 ms at
@@ -59,8 +60,19 @@ def embedded_model_path() -> Path:
     raise FatalError(f"no .gguf file in {list(spec.submodule_search_locations)}", node="llm")
 
 
+def auto_threads() -> int:
+    """Generation threads when none are configured: one per core, less one (at least 1).
+
+    llama.cpp's threads spin at barriers, so when another process (ASR, Piper speaking the
+    first sentence while the second is generated) takes a core, a thread per core collapses:
+    measured on 2 cores with one busy process, prompt eval fell from 229 tok/s (1 thread)
+    to 20-60 tok/s (2 threads).
+    """
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
 def load_llama(path: Path, threads: int = 0):
-    """Load a GGUF model with llama.cpp; ``threads`` 0 means one per core.
+    """Load a GGUF model with llama.cpp; ``threads`` 0 means :func:`auto_threads`.
 
     Raises:
         FatalError: the file is missing, or llama.cpp cannot load it (message names the path).
@@ -71,7 +83,7 @@ def load_llama(path: Path, threads: int = 0):
         from llama_cpp import Llama
     except ImportError as exc:
         raise FatalError(f"llama-cpp-python is not installed: {exc}", node="llm") from None
-    n = threads or os.cpu_count() or 1
+    n = threads or auto_threads()
     try:
         return Llama(str(path), n_ctx=N_CTX, n_threads=n, n_threads_batch=n, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
@@ -103,10 +115,18 @@ class LlamaEngine:
         self._grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         template = llm.metadata.get("tokenizer.chat_template") or _CHATML
         self._format = Jinja2ChatFormatter(template, eos_token="", bos_token="")
-        self._prefixes = {
-            "classify": self._save_prefix(lambda t: prompts.classify_messages(t, self._intents, home)),
-            "answer": self._save_prefix(lambda t: prompts.answer_messages(t, home)),
+        self._builders = {
+            "classify": lambda t: prompts.classify_messages(t, self._intents, home),
+            "strict": lambda t: prompts.classify_messages(t, self._intents, home, strict=True),
+            "answer": lambda t: prompts.answer_messages(t, home),
         }
+        self._prefixes: dict[str, _Prefix] = {}
+
+    def warm(self, kinds: Collection[str] = ("classify", "answer")) -> None:
+        """Evaluate and save the prompt prefixes now rather than on first use."""
+        with self._lock:
+            for kind in kinds:
+                self._prefixes.setdefault(kind, self._save_prefix(self._builders[kind]))
 
     def _tokens(self, messages: list[dict]) -> list[int]:
         """The prompt tokens of chat ``messages`` (the model's own chat template)."""
@@ -127,6 +147,8 @@ class LlamaEngine:
 
     def _restore(self, kind: str) -> None:
         """Put the saved prefix state of ``kind`` into the context unless it is already there."""
+        if kind not in self._prefixes:
+            self._prefixes[kind] = self._save_prefix(self._builders[kind])
         prefix, llm = self._prefixes[kind], self._llm
         if tuple(llm.input_ids[: min(llm.n_tokens, len(prefix.tokens))]) == prefix.tokens:
             return
@@ -138,7 +160,7 @@ class LlamaEngine:
         llm.n_tokens = len(prefix.tokens)
         llm._requires_eval = True  # logits of a restored state are stale (llama.py contract)
 
-    def _stream(self, tokens: list[int], kind: str | None, cancel: threading.Event | None,
+    def _stream(self, tokens: list[int], kind: str, cancel: threading.Event | None,
                 **kwargs) -> Iterator[str]:
         """Text pieces of one generation; holds the model until the stream ends or is closed."""
         from llama_cpp import StoppingCriteriaList
@@ -147,8 +169,7 @@ class LlamaEngine:
             raise TransientError("llama.cpp is busy with another generation", node="llm")
         chunks = None
         try:
-            if kind:
-                self._restore(kind)
+            self._restore(kind)
             stop = StoppingCriteriaList([lambda _ids, _logits: bool(cancel and cancel.is_set())])
             chunks = self._llm.create_completion(tokens, stream=True, stopping_criteria=stop,
                                                  **kwargs)
@@ -174,7 +195,7 @@ class LlamaEngine:
         """
         messages = prompts.classify_messages(text[:MAX_INPUT_CHARS], self._intents, self._home,
                                              strict)
-        pieces = self._stream(self._tokens(messages), None if strict else "classify", cancel,
+        pieces = self._stream(self._tokens(messages), "strict" if strict else "classify", cancel,
                               max_tokens=CLASSIFY_MAX_TOKENS, temperature=0.0,
                               grammar=self._grammar)
         raw = "".join(pieces)
@@ -211,7 +232,9 @@ def make_llama_engine(settings: LlmSettings, home: HomeSettings,
     path = Path(settings.model).expanduser() if settings.model else embedded_model_path()
     llm = load_llama(path, settings.threads)
     try:
-        return LlamaEngine(llm, settings, home, intents)
+        engine = LlamaEngine(llm, settings, home, intents)
+        engine.warm()
+        return engine
     except (ValueError, RuntimeError) as exc:
         raise FatalError(f"cannot prepare LLM model {path}: {exc}", node="llm",
                          file=str(path)) from None

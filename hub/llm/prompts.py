@@ -68,33 +68,58 @@ def home_names(home: HomeSettings) -> HomeNames:
     )
 
 
+SLOTS_BY_INTENT = {
+    "HassTurnOn": ("name", "area", "domain"), "HassTurnOff": ("name", "area", "domain"),
+    "HassGetState": ("name", "area", "domain"), "HassLightSet": ("name", "area", "brightness", "color"),
+    "HassListAddItem": ("item", "name"), "HassShoppingListAddItem": ("item",),
+    "HassGetWeather": ("name",), "HassClimateGetTemperature": ("name", "area"),
+    "HassSetVolume": ("name", "volume_level"), "HassSetPosition": ("name", "area", "position"),
+    **{i: ("hours", "minutes", "seconds") for i in (
+        "HassStartTimer", "HassCancelTimer", "HassPauseTimer", "HassUnpauseTimer",
+        "HassIncreaseTimer", "HassDecreaseTimer")},
+    **{i: ("name",) for i in ("HassMediaNext", "HassMediaPrevious", "HassMediaPause",
+                              "HassMediaUnpause")},
+    **{i: () for i in ("HassGetCurrentTime", "HassGetCurrentDate", "HassNevermind",
+                       "HassCancelAllTimers", "HassTimerStatus", ANSWER, NONE)},
+}
+"""Slots each intent may carry (Home Assistant's slot names); others get name and area."""
+
+
+def _slot_types(names: HomeNames) -> dict:
+    """JSON Schema of every slot: names as enums of the home's names, numbers as integers."""
+    types = {"brightness": {"type": "integer"}, "color": {"type": "string", "maxLength": 20},
+             "item": {"type": "string", "maxLength": 40}, "hours": {"type": "integer"},
+             "minutes": {"type": "integer"}, "seconds": {"type": "integer"},
+             "volume_level": {"type": "integer"}, "position": {"type": "integer"}}
+    for slot, values in (("name", names.entity_names), ("area", names.area_names),
+                         ("domain", names.domains)):
+        if values:
+            types[slot] = {"enum": list(values)}
+    return types
+
+
 def intent_schema(intents: Collection[str], names: HomeNames) -> dict:
-    """JSON Schema of the classify output: ``{intent, slots, confidence}``, names as enums."""
-    slots: dict = {}
-    if names.entity_names:
-        slots["name"] = {"enum": list(names.entity_names)}
-    if names.area_names:
-        slots["area"] = {"enum": list(names.area_names)}
-    if names.domains:
-        slots["domain"] = {"enum": list(names.domains)}
-    slots |= {
-        "brightness": {"type": "integer"},
-        "color": {"type": "string", "maxLength": 20},
-        "item": {"type": "string", "maxLength": 40},
-        "hours": {"type": "integer"},
-        "minutes": {"type": "integer"},
-        "seconds": {"type": "integer"},
-    }
-    return {
-        "type": "object",
-        "properties": {
-            "intent": {"enum": [*intents, ANSWER, NONE]},
-            "slots": {"type": "object", "properties": slots, "additionalProperties": False},
-            "confidence": {"type": "number"},
-        },
-        "required": ["intent", "slots", "confidence"],
-        "additionalProperties": False,
-    }
+    """JSON Schema of the classify output: one ``oneOf`` branch per intent with its own slots.
+
+    ``{"intent": <one allowed intent>, "slots": {<that intent's slots>}, "confidence": 0-1}``;
+    ``answer`` and ``none`` have no slots.
+    """
+    types = _slot_types(names)
+    branches = []
+    for intent in [*intents, ANSWER, NONE]:
+        allowed = [s for s in SLOTS_BY_INTENT.get(intent, ("name", "area")) if s in types]
+        branches.append({
+            "type": "object",
+            "properties": {
+                "intent": {"const": intent},
+                "slots": {"type": "object", "properties": {s: types[s] for s in allowed},
+                          "additionalProperties": False},
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+            },
+            "required": ["intent", "slots", "confidence"],
+            "additionalProperties": False,
+        })
+    return {"oneOf": branches}
 
 
 def _system_prompt(intents: Collection[str], home: HomeSettings, strict: bool) -> str:
@@ -133,25 +158,30 @@ def few_shot(intents: Collection[str], home: HomeSettings) -> list[tuple[str, st
     light, todo = _first(home, "light"), _first(home, "todo")
     examples = [
         ("what is the capital of france", ANSWER, {}),
-        ("banana helicopter purple", NONE, {}),
         ("is it going to rain today", "HassGetWeather", {}),
-        ("how warm is it in here", "HassClimateGetTemperature", {}),
+        ("what's the time", "HassGetCurrentTime", {}),
+        ("what's the date today", "HassGetCurrentDate", {}),
         ("wake me in ten minutes", "HassStartTimer", {"minutes": 10}),
+        ("cancel my timer", "HassCancelTimer", {}),
+        ("never mind", "HassNevermind", {}),
         ("skip this song", "HassMediaNext", {}),
+        ("pause the music", "HassMediaPause", {}),
+        ("resume the music", "HassMediaUnpause", {}),
+        ("how warm is it in here", "HassClimateGetTemperature", {}),
+        ("banana helicopter purple", NONE, {}),
     ]
-    if light:
-        examples[2:2] = [
-            (f"could you switch on the {light['name'].lower()}", "HassTurnOn",
-             {"name": light["name"]}),
-            (f"dim the {light['name'].lower()} to 30 percent", "HassLightSet",
-             {"name": light["name"], "brightness": 30}),
-        ]
-        if light.get("area"):
-            examples.insert(4, (f"kill the lights in the {light['area'].lower()}", "HassTurnOff",
-                                {"area": light["area"], "domain": "light"}))
     if todo:
         examples.append((f"put milk on the {todo['name'].lower()}", "HassListAddItem",
                          {"item": "milk", "name": todo["name"]}))
+    if light:
+        lname = light["name"]
+        examples += [
+            (f"is the {lname.lower()} on", "HassGetState", {"name": lname}),
+            (f"dim the {lname.lower()} to 30 percent", "HassLightSet",
+             {"name": lname, "brightness": 30}),
+            (f"could you switch on the {lname.lower()}", "HassTurnOn", {"name": lname}),
+            (f"switch off the {lname.lower()}", "HassTurnOff", {"name": lname}),
+        ]
     allowed = set(intents) | {ANSWER, NONE}
     return [ex for ex in examples if ex[1] in allowed]
 

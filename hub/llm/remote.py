@@ -86,7 +86,7 @@ class RemoteEngine:
             conn.request("POST", path, json.dumps(body).encode(),
                          {"Content-Type": "application/json", "Accept": "text/event-stream"})
             if cancel is not None:
-                _watch(conn, cancel, done)
+                _watch(conn.sock, cancel, done)  # getresponse() may hand the socket over
             response = conn.getresponse()
             _check_status(response)
             yield from _sse_deltas(response, cancel)
@@ -101,19 +101,17 @@ class RemoteEngine:
             conn.close()
 
 
-def _watch(conn: http.client.HTTPConnection, cancel: threading.Event,
-           done: threading.Event) -> None:
-    """Shut the socket down as soon as ``cancel`` is set (unblocks a pending read)."""
+def _watch(sock: socket.socket | None, cancel: threading.Event, done: threading.Event) -> None:
+    """Shut ``sock`` down as soon as ``cancel`` is set (unblocks a pending read)."""
 
     def run():
         while not done.wait(CANCEL_POLL_S):
             if cancel.is_set():
-                sock = conn.sock
-                if sock is not None:
-                    try:
+                try:
+                    if sock is not None:
                         sock.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
+                except OSError:
+                    pass
                 return
 
     threading.Thread(target=run, name="llm-cancel", daemon=True).start()

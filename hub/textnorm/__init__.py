@@ -32,25 +32,27 @@ _YEAR = r"\b((?:in|since|by|from|until|till|year|around|before|after)\s+)(1[1-9]
 # unit -> (singular, plural); matched only right after a number, longest first.
 _UNITS = {
     "°C": ("degree Celsius", "degrees Celsius"), "℃": ("degree Celsius", "degrees Celsius"),
-    "°F": ("degree Fahrenheit", "degrees Fahrenheit"), "℉": ("degree Fahrenheit", "degrees Fahrenheit"),
-    "°": ("degree", "degrees"), "%": ("percent", "percent"),
-    "km/h": ("kilometer per hour", "kilometers per hour"), "mph": ("mile per hour", "miles per hour"),
-    "m/s": ("meter per second", "meters per second"), "km": ("kilometer", "kilometers"),
-    "cm": ("centimeter", "centimeters"), "mm": ("millimeter", "millimeters"),
-    "m²": ("square meter", "square meters"), "m³": ("cubic meter", "cubic meters"),
-    "m": ("meter", "meters"), "ft": ("foot", "feet"), "kg": ("kilogram", "kilograms"),
-    "mg": ("milligram", "milligrams"), "g": ("gram", "grams"), "lbs": ("pound", "pounds"),
-    "lb": ("pound", "pounds"), "oz": ("ounce", "ounces"), "ml": ("milliliter", "milliliters"),
-    "mL": ("milliliter", "milliliters"), "l": ("liter", "liters"), "L": ("liter", "liters"),
-    "kWh": ("kilowatt hour", "kilowatt hours"), "Wh": ("watt hour", "watt hours"),
-    "MW": ("megawatt", "megawatts"), "kW": ("kilowatt", "kilowatts"), "W": ("watt", "watts"),
-    "V": ("volt", "volts"), "mA": ("milliamp", "milliamps"), "GHz": ("gigahertz", "gigahertz"),
+    "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
+    "℉": ("degree Fahrenheit", "degrees Fahrenheit"), "°": ("degree", "degrees"),
+    "%": ("percent", "percent"), "km/h": ("kilometer per hour", "kilometers per hour"),
+    "mph": ("mile per hour", "miles per hour"), "m/s": ("meter per second", "meters per second"),
+    "km": ("kilometer", "kilometers"), "cm": ("centimeter", "centimeters"),
+    "mm": ("millimeter", "millimeters"), "m²": ("square meter", "square meters"),
+    "m³": ("cubic meter", "cubic meters"), "m": ("meter", "meters"), "ft": ("foot", "feet"),
+    "kg": ("kilogram", "kilograms"), "mg": ("milligram", "milligrams"), "g": ("gram", "grams"),
+    "lbs": ("pound", "pounds"), "lb": ("pound", "pounds"), "oz": ("ounce", "ounces"),
+    "ml": ("milliliter", "milliliters"), "mL": ("milliliter", "milliliters"),
+    "l": ("liter", "liters"), "L": ("liter", "liters"), "kWh": ("kilowatt hour", "kilowatt hours"),
+    "Wh": ("watt hour", "watt hours"), "MW": ("megawatt", "megawatts"),
+    "kW": ("kilowatt", "kilowatts"), "W": ("watt", "watts"), "V": ("volt", "volts"),
+    "mA": ("milliamp", "milliamps"), "GHz": ("gigahertz", "gigahertz"),
     "MHz": ("megahertz", "megahertz"), "kHz": ("kilohertz", "kilohertz"), "Hz": ("hertz", "hertz"),
     "dB": ("decibel", "decibels"), "hPa": ("hectopascal", "hectopascals"),
-    "mbar": ("millibar", "millibars"), "lx": ("lux", "lux"), "ppm": ("part per million", "parts per million"),
-    "ms": ("millisecond", "milliseconds"), "sec": ("second", "seconds"), "min": ("minute", "minutes"),
-    "hrs": ("hour", "hours"), "hr": ("hour", "hours"), "h": ("hour", "hours"),
-    "TB": ("terabyte", "terabytes"), "GB": ("gigabyte", "gigabytes"), "MB": ("megabyte", "megabytes"),
+    "mbar": ("millibar", "millibars"), "lx": ("lux", "lux"),
+    "ppm": ("part per million", "parts per million"), "ms": ("millisecond", "milliseconds"),
+    "sec": ("second", "seconds"), "min": ("minute", "minutes"), "hrs": ("hour", "hours"),
+    "hr": ("hour", "hours"), "h": ("hour", "hours"), "TB": ("terabyte", "terabytes"),
+    "GB": ("gigabyte", "gigabytes"), "MB": ("megabyte", "megabytes"),
     "kB": ("kilobyte", "kilobytes"), "KB": ("kilobyte", "kilobytes"),
 }
 _UNIT_RE = re.compile(
@@ -112,7 +114,7 @@ def _date_words(month: int, day: int, year: str | None) -> str | None:
 # --- rewriting passes, applied in order by normalize() ---------------------------------------
 
 def _clean(text: str) -> str:
-    """Unify quotes and spaces; drop emoji, control and format characters; newlines end sentences."""
+    """Unify quotes and spaces; drop emoji, control and format characters; a line is a sentence."""
     text = text.translate(_QUOTES)
     kept = []
     for ch in text:
@@ -168,7 +170,7 @@ def _money(sym: str, sign: str | None, num: str, scale: str | None) -> str:
 
 
 def _currency(text: str) -> str:
-    """``$3.50`` -> "three dollars fifty", ``$0.99`` -> "ninety nine cents", ``5€`` -> "five euros"."""
+    """``$3.50`` -> "three dollars fifty", ``$0.99`` -> "ninety nine cents", ``5€`` -> euros."""
     symbols = "[" + "".join(re.escape(s) for s in _CURRENCY) + "]"
     scale = r"(?:\s?(thousand|million|billion|trillion|bn|[kKmM])\b)?"
     text = re.sub(rf"({symbols})\s?(-)?{_NUM}{scale}",
@@ -208,7 +210,7 @@ def _years(text: str) -> str:
 
 
 def _times(text: str) -> str:
-    """``9:05`` -> "nine oh five", ``9:00 am`` -> "nine AM", ``21:45`` -> "twenty one forty five"."""
+    """``9:05`` -> "nine oh five", ``9:00 am`` -> "nine AM", ``21:45`` "twenty one forty five"."""
     def clock(m: re.Match) -> str:
         h, mnt, sec, ampm = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
         if h > 24 or mnt > 59:
@@ -280,7 +282,7 @@ def normalize(text: str) -> str:
 
 
 def speakable(text: str) -> bool:
-    """True when ``text`` holds at least one letter or digit (BC-08: "", "...", "🙂👍" are not)."""
+    """True when ``text`` has a letter or digit (BC-08: "", "...", "—", "🙂👍" have none)."""
     return any(ch.isalnum() for ch in text)
 
 

@@ -1,0 +1,114 @@
+"""``hub run``: the daemon. Microphone -> wake word -> utterance -> turn -> speaker.
+
+A supervisor loop driven by a state enum (style.md item 4): ``LISTENING`` while the mic is
+read, ``ANSWERING`` during a turn, ``RECOVERING`` after the audio device failed (it is reopened
+by name), ``STOPPED`` at the end. Answers are played sentence by sentence as TTS makes them.
+One JSON trace line per turn goes to stdout; the same trace goes to the journal.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import queue
+import sys
+import threading
+
+from hub.errors import DeviceUnavailableError, HubError
+
+log = logging.getLogger("hub.daemon")
+
+
+class State(enum.Enum):
+    """Where the daemon is."""
+
+    LISTENING = "listening"
+    ANSWERING = "answering"
+    RECOVERING = "recovering"
+    STOPPED = "stopped"
+
+
+class Speaker:
+    """Plays each turn's sentences as they are synthesized, on a thread of its own.
+
+    Args:
+        player: a :class:`hub.playback.Player` (``play(iterable of AudioChunk)``).
+    """
+
+    def __init__(self, player):
+        self._player = player
+        self._queue: queue.Queue | None = None
+        self._thread: threading.Thread | None = None
+        self._pushed = False
+
+    def start_turn(self) -> None:
+        """Open a turn: chunks enqueued from now on play in order."""
+        self._queue, self._pushed = queue.Queue(), False
+        self._thread = threading.Thread(target=self._play, args=(self._queue,),
+                                        name="hub-speaker", daemon=True)
+        self._thread.start()
+
+    def _play(self, q: queue.Queue) -> None:
+        try:
+            self._player.play(iter(q.get, None))
+        except HubError as exc:
+            log.warning("playback failed: %s", exc.message)
+
+    def enqueue(self, chunk) -> None:
+        """Play ``chunk`` (an AudioChunk) after those before it."""
+        if self._queue is not None:
+            self._pushed = True
+            self._queue.put(chunk)
+
+    def end_turn(self, pcm: bytes | None, rate: int | None, timeout_s: float = 60.0) -> None:
+        """Close the turn; play ``pcm`` (cached or placeholder audio) when TTS streamed nothing."""
+        from hub.tts import AudioChunk
+
+        if self._queue is None:
+            return
+        if not self._pushed and pcm and rate:
+            self._queue.put(AudioChunk(pcm=pcm, rate=rate, text=""))
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        self._queue = None
+
+
+def run_daemon(args) -> int:
+    """Run until interrupted; 4 when no audio device opens (DeviceUnavailableError)."""
+    from hub.listen import listen
+    from hub.mic import open_mic
+    from hub.playback import make_player
+    from hub.replay import make_hub
+    from hub.wake import make_wake
+
+    hub = make_hub(args, "run", speak=True)
+    settings = hub.settings
+    hub.engines.warm(["asr", "rules", "tts"])
+    wake = None if args.no_wake or not settings.wake.enabled else make_wake(settings.wake)
+    speaker = Speaker(make_player(settings.audio))
+    hub.player = speaker
+    state = State.LISTENING
+    while state is not State.STOPPED:
+        mic = open_mic(settings.audio)
+        try:
+            with mic:
+                state = _serve(hub, speaker, listen(mic, wake, settings))
+        except DeviceUnavailableError as exc:
+            log.warning("audio device lost: %s; reopening", exc.message)
+            state = State.RECOVERING
+    return 0
+
+
+def _serve(hub, speaker: Speaker, utterances) -> "State":
+    for samples in utterances:
+        speaker.start_turn()
+        try:
+            trace = hub.turn_audio(samples, file=None)
+        finally:
+            pcm, rate = hub.last_audio
+            speaker.end_turn(pcm, rate)
+        sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return State.STOPPED
