@@ -117,8 +117,8 @@ class ResilienceSettings:
     deadline_s: float = 8.0
     """Budget of one turn, from the end of speech to the spoken answer."""
     timeouts_s: dict = field(
-        default_factory=lambda: {"asr": 4.0, "rules": 1.0, "llm_intent": 3.0, "act": 2.0,
-                                 "respond": 0.5, "tts": 3.0}
+        default_factory=lambda: {"asr": 4.0, "rules": 1.0, "llm_intent": 3.0,
+                                 "llm_answer": 4.0, "act": 2.0, "tts": 3.0}
     )
     """Base timeout per node, seconds; scaled by load and recent latency, capped by the budget."""
     max_load_factor: float = 3.0

@@ -96,9 +96,11 @@ def test_classify_streams_the_json_and_sends_the_schema(server):
     assert path == "/v1/chat/completions"
     assert body["stream"] is True and body["model"] == "smol"
     assert body["messages"][-1] == {"role": "user", "content": "kitchen light on please"}
-    schema = body["response_format"]["json_schema"]["schema"]
-    assert schema["properties"]["intent"]["enum"] == ["HassTurnOn", "HassTurnOff", "answer", "none"]
-    assert schema["properties"]["slots"]["properties"]["name"]["enum"] == ["Kitchen Light"]
+    branches = body["response_format"]["json_schema"]["schema"]["oneOf"]
+    intents = [b["properties"]["intent"]["const"] for b in branches]
+    assert intents == ["HassTurnOn", "HassTurnOff", "answer", "none"]
+    assert branches[0]["properties"]["slots"]["properties"]["name"]["enum"] == ["Kitchen Light"]
+    assert branches[2]["properties"]["slots"]["properties"] == {}
 
 
 def test_answer_yields_at_most_two_sentences(server):

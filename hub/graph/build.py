@@ -88,11 +88,15 @@ def route_relaxed(state: dict) -> str:
     return "act" if state.get("matches") else "faq"
 
 
+UNDERSTANDING = ("rules", "llm_intent", "llm_answer")
+
+
 def route_faq(state: dict) -> str:
+    """A canned answer, else: when understanding failed, the placeholder; else "not understood"."""
     if state.get("response"):
         return "respond"
-    llm_failed = any(e["node"] in ("llm_intent", "llm_answer") for e in state.get("errors") or [])
-    return "placeholder" if llm_failed else "respond"
+    failed = any(e["node"] in UNDERSTANDING for e in state.get("errors") or [])
+    return "placeholder" if failed else "respond"
 
 
 def route_act(state: dict) -> str:

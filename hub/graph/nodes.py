@@ -45,8 +45,11 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
     """Recognize the utterance; keep every segment said before a pause (BC-07)."""
     engine = hub.engines.asr()
     stream = state.get("asr_stream")
-    result = stream.finish() if stream is not None and not state.get("attempts", {}).get("asr", 0) > 1 \
-        else engine.transcribe(state["samples"], cancel)
+    first_try = not state.get("attempts", {}).get("asr", 0)
+    if stream is not None and first_try:
+        result = stream.finish()  # fed while the audio arrived
+    else:
+        result = engine.transcribe(state["samples"], cancel)
     if cancel.is_set():
         raise TimeoutError_("asr stopped: out of time", node="asr")
     alternatives = [result.text] if result.rejected else list(result.alternatives or [result.text])
@@ -78,7 +81,7 @@ def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
     from hub.llm.parse import parse_intent
 
     engine = hub.engines.llm()
-    strict = state.get("attempts", {}).get("llm_intent", 0) > 1
+    strict = state.get("attempts", {}).get("llm_intent", 0) >= 1  # a retry: stricter prompt
     raw = engine.classify(state["transcript"], cancel, strict=strict)
     log.info("llm raw output: %r", raw)
     result = parse_intent(raw, **hub.llm_whitelist())
@@ -163,7 +166,8 @@ def respond(hub, state: dict) -> dict:
     """Make sure there is something to say, including when the action failed."""
     failed = state.get("failed")
     if failed and failed["node"] == "act":
-        return {"response": ACT_FAILED}
+        return {"response": ACT_FAILED, "fallback_level": max(state.get("fallback_level", 0), 3),
+                "source": "fallback"}
     if (state.get("response") or "").strip():
         return {}
     return {"response": NOT_UNDERSTOOD}
