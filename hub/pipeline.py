@@ -216,9 +216,14 @@ class Hub:
 
     # -- turns ---------------------------------------------------------------------------------
     def turn_audio(self, samples, *, file: str | None = None, out_path: str | None = None,
-                   asr_stream=None, started: float | None = None) -> dict:
-        """Run one turn on int16 mono 16 kHz ``samples``; returns the trace."""
-        return self._turn({"samples": samples, "text": None, "asr_stream": asr_stream},
+                   asr_stream=None, started: float | None = None, silent: bool = False) -> dict:
+        """Run one turn on int16 mono 16 kHz ``samples``; returns the trace.
+
+        ``silent``: the caller found no speech in the audio (``hub.audio.speech_present``);
+        the turn ends as ``no_speech`` without running the recognizer.
+        """
+        return self._turn({"samples": samples, "text": None, "asr_stream": asr_stream,
+                           "silent": silent},
                           file=file, out_path=out_path, started=started)
 
     def turn_text(self, text: str, *, out_path: str | None = None) -> dict:

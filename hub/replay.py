@@ -90,7 +90,7 @@ def _progress(i: int, n: int, trace: dict) -> None:
 
 def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool) -> dict:
     """One file through the hub: its trace (``bad_input`` when it cannot be read)."""
-    from hub.audio import load_wav
+    from hub.audio import load_wav, speech_present
     from hub.trace import bad_input_trace
 
     try:
@@ -99,6 +99,8 @@ def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool) -> dict:
         print(f"hub: {exc.message}", file=sys.stderr)
         return bad_input_trace(str(path), exc.message)
     out = str(out_dir / f"{path.stem}.wav") if out_dir is not None else None
+    if not speech_present(audio):
+        return hub.turn_audio(audio.samples, file=str(path), out_path=out, silent=True)
     if realtime:
         return replay_realtime(hub, audio, str(path), out)
     return hub.turn_audio(audio.samples, file=str(path), out_path=out)

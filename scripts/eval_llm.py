@@ -104,7 +104,8 @@ def cancel_stop_ms(engine, question: str) -> float:
 def tokens_per_s(engine, n: int = 64) -> float:
     """Generation speed of the loaded llama.cpp model (no grammar), tokens per second."""
     llm = engine._llm
-    prompt = "<|im_start|>user\nDescribe a quiet kitchen at night.<|im_end|>\n<|im_start|>assistant\n"
+    prompt = ("<|im_start|>user\nDescribe a quiet kitchen at night.<|im_end|>\n"
+              "<|im_start|>assistant\n")
     start, count = time.perf_counter(), 0
     for _ in llm.create_completion(prompt, max_tokens=n, stream=True, temperature=0.0):
         count += 1
@@ -189,7 +190,8 @@ def _share(rows, who: str) -> str:
 
 def _sensitive(rows) -> str:
     """How many LLM results that name a sensitive entity asked for confirmation."""
-    hits = [r for r in rows if r["llm"] and r["llm"][1].get("name") in ("Front Door", "Garage Door")]
+    sensitive = ("Front Door", "Garage Door")
+    hits = [r for r in rows if r["llm"] and r["llm"][1].get("name") in sensitive]
     return f"{sum(r['llm_confirm'] for r in hits)}/{len(hits)}"
 
 

@@ -101,3 +101,15 @@ def test_corrupt_model_is_fatal_and_names_the_path(tmp_path):
     with pytest.raises(FatalError) as info:
         make_llm(LlmSettings(model=str(path)), HOME, DEFAULT_INTENTS)
     assert str(path) in info.value.message
+
+
+def test_confidence_is_the_intent_probability_and_sums_to_one(engine):
+    from hub.llm import prompts
+
+    raw = json.loads(engine.classify("kill the office light"))
+    tokens = engine._tokens(prompts.classify_messages("kill the office light",
+                                                      DEFAULT_INTENTS, HOME))
+    candidates = (*DEFAULT_INTENTS, "answer", "none")
+    probs = {c: engine._intent_probability(tokens, c) for c in candidates}
+    assert sum(probs.values()) == pytest.approx(1.0, abs=1e-3)
+    assert raw["confidence"] == round(probs[raw["intent"]], 3)

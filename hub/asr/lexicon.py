@@ -47,11 +47,18 @@ def spell_number(token: str, language: str = "en") -> str:
 
 
 def pronounce(word: str, cmudict: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
-    """Pronunciations of ``word`` (ARPAbet strings); empty when none can be made."""
+    """Pronunciations of ``word`` (ARPAbet strings), with cot-caught merged variants
+    (``AO`` also as ``AA``: "off" = AO F | AA F); empty when none can be made."""
+    variants = _pronounce(word, cmudict)
+    merged = tuple(v.replace("AO", "AA") for v in variants if "AO" in v.split())
+    return tuple(dict.fromkeys(variants + merged))
+
+
+def _pronounce(word: str, cmudict: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     if word in cmudict:
         return cmudict[word]
     if _NUMBER.match(word):
-        return _join([pronounce(part, cmudict) for part in spell_number(word).split()])
+        return _join([_pronounce(part, cmudict) for part in spell_number(word).split()])
     parts = split_compound(word, cmudict)
     return _join([cmudict[part] for part in parts]) if parts else ()
 

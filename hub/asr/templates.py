@@ -17,6 +17,9 @@ from importlib import resources
 
 from hub.errors import FatalError
 
+CANONICAL = {"whats": "what's", "todays": "today's", "one": "1"}
+"""Spellings that sound alike, mapped to the one the grammar keeps (fewer homophones)."""
+
 MAX_EXPANSIONS = 20000
 """Most patterns one sentence template may expand to (guards against combinatorial blow-up)."""
 
@@ -78,7 +81,8 @@ def expand_patterns(data: dict) -> list[Pattern]:
             for sentence in block.sentences:
                 for text in itertools.islice(expander.expand(sentence.expression),
                                              MAX_EXPANSIONS):
-                    pattern = Pattern(intent.name, tuple(text.lower().split()))
+                    tokens = (CANONICAL.get(t, t) for t in text.lower().split())
+                    pattern = Pattern(intent.name, tuple(tokens))
                     if pattern.tokens and pattern not in seen:
                         seen.add(pattern)
                         patterns.append(pattern)

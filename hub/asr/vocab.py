@@ -92,7 +92,9 @@ def load_items(language: str = "en") -> tuple[str, ...]:
 def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
     """sha256 over the templates, the home's names, the items and library versions."""
     versions = [metadata.version(p) for p in ("home-assistant-intents", "hassil", "pocketsphinx")]
-    blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "data": data, "items": items,
+    code = [(Path(__file__).parent / f).read_text(encoding="utf-8")
+            for f in ("templates.py", "lexicon.py", "vocab.py")]
+    blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "code": code, "data": data, "items": items,
                        "home": [home.floors, home.areas, home.entities]},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
@@ -166,7 +168,8 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
     words = sorted({w for alts in [*rules.values(), *body.values()] for line in alts
                     for w in line.split() if not w.startswith("<")})
     numbers = [w for w in words if w.isdigit()]
-    dictionary = "".join(f"{w} {pron}\n" for w in words for pron in pronounce(w, cmudict)[:3])
+    dictionary = "".join(f"{w}{f'({i + 1})' if i else ''} {pron}\n" for w in words
+                         for i, pron in enumerate(pronounce(w, cmudict)[:4]))
     vosk_words = sorted({s for w in words for s in (spell_number(w) if w.isdigit()
                                                     else w).split()})
     meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
@@ -250,19 +253,28 @@ class _FsgBuilder:
         return self.count - 1
 
     def add_tree(self, node: dict, state: int) -> None:
-        share = 1.0 / len(node)
+        """Add the arcs of trie ``node`` leaving ``state``; a pattern's last word also
+        gets an arc straight into the final state (no null transitions)."""
+        share = 1.0 / len(node.keys() - {""})
         for token, child in node.items():
             if token == "":
-                self.lines.append(f"TRANSITION {state} {self.final} {share:.6g}")
                 continue
-            target = self.new_state()
-            if token.startswith("<"):
-                values = self.rules[token[1:-1]]
-                for value in values:
-                    self.add_chain(state, target, value.split(), share / len(values))
-            else:
-                self.add_chain(state, target, [token], share)
-            self.add_tree(child, target)
+            targets = [self.final] if "" in child else []
+            if child.keys() - {""}:
+                targets.append(self.new_state())
+            for target in targets:
+                self.add_token(state, target, token, share)
+            if child.keys() - {""}:
+                self.add_tree(child, targets[-1])
+
+    def add_token(self, state: int, target: int, token: str, share: float) -> None:
+        """Arcs for one token: a word, or every value of a ``<slot>`` rule."""
+        if token.startswith("<"):
+            values = self.rules[token[1:-1]]
+            for value in values:
+                self.add_chain(state, target, value.split(), share / len(values))
+        else:
+            self.add_chain(state, target, [token], share)
 
     def add_chain(self, state: int, target: int, words: list[str], prob: float) -> None:
         for i, word in enumerate(words):

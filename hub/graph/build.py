@@ -43,7 +43,7 @@ def _retry(state: dict, node: str, kind: str, *, side_effect: bool = False) -> b
 def route_fingerprint(state: dict) -> str:
     if state.get("transcript"):
         return "rules"
-    if state.get("samples") is None or len(state["samples"]) == 0:
+    if state.get("silent") or state.get("samples") is None or len(state["samples"]) == 0:
         return "no_speech"
     return "asr"
 
@@ -64,7 +64,18 @@ def route_rules(hub, state: dict) -> str:
     return "llm_intent" if hub.llm_enabled("intent") else "faq"
 
 
-def route_llm_intent(state: dict) -> str:
+QUESTION_WORDS = frozenset({"what", "what's", "whats", "why", "how", "who", "who's", "when",
+                            "where", "which", "is", "are", "can", "could", "do", "does",
+                            "should", "tell", "explain"})
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` reads as a question (a question word first, or a ``?`` last)."""
+    words = text.lower().split()
+    return bool(words) and (words[0] in QUESTION_WORDS or text.rstrip().endswith("?"))
+
+
+def route_llm_intent(hub, state: dict) -> str:
     kind = _failed(state, "llm_intent")
     if kind:
         return "llm_intent" if _retry(state, "llm_intent", kind) else "relaxed"
@@ -72,7 +83,10 @@ def route_llm_intent(state: dict) -> str:
         return "act"
     if state.get("confirm") is not None:
         return "confirm"
-    if state.get("llm") is not None and state["llm"].intent == "answer":
+    if not hub.llm_enabled("answer"):
+        return "faq"
+    llm = state.get("llm")
+    if (llm is not None and llm.intent == "answer") or is_question(state.get("transcript", "")):
         return "llm_answer"
     return "faq"
 
@@ -139,7 +153,7 @@ def build_graph(hub):
     g.add_conditional_edges("asr", route_asr, ["asr", "rules", "placeholder", "no_speech"])
     g.add_conditional_edges("rules", partial(route_rules, hub),
                             ["rules", "act", "llm_intent", "faq"])
-    g.add_conditional_edges("llm_intent", route_llm_intent,
+    g.add_conditional_edges("llm_intent", partial(route_llm_intent, hub),
                             ["llm_intent", "act", "confirm", "llm_answer", "faq", "relaxed"])
     g.add_conditional_edges("llm_answer", route_llm_answer, ["llm_answer", "respond", "relaxed"])
     g.add_conditional_edges("relaxed", route_relaxed, ["act", "faq"])

@@ -67,7 +67,7 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callabl
                    "message": f"{breaker.describe()}; skipped"}
             update = _failure(state, node, err)
         else:
-            update = _run_body(hub, node, body, state, breaker)
+            update = _run_body(hub, node, body, state, breaker, engine)
         update["attempts"] = attempts
         update["timings_ms"] = _timed(state, node, start)
         if update.get("failed") is None:
@@ -80,9 +80,16 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callabl
     return run
 
 
-def _run_body(hub, node: str, body: Body, state: dict, breaker) -> dict:
-    timeout = hub.policy.timeout(node, state["deadline"])
+ENGINE_OF_BREAKER = {"asr": "asr", "llm": "llm", "tts": "tts", "devices": "actor"}
+"""Which engine (see :class:`hub.pipeline.Engines`) each breaker guards."""
+
+
+def _run_body(hub, node: str, body: Body, state: dict, breaker, engine: str | None) -> dict:
     try:
+        if engine in ENGINE_OF_BREAKER:
+            # Loading is a one-time cost paid from the turn's deadline, not the node's timeout.
+            hub.engines.get(ENGINE_OF_BREAKER[engine])
+        timeout = hub.policy.timeout(node, state["deadline"])
         update = call_with_timeout(lambda cancel: _attempt(hub, node, body, state, cancel),
                                    timeout, node=node)
     except HubError as exc:

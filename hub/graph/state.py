@@ -18,6 +18,7 @@ class TurnState(TypedDict, total=False):
     file: str | None        # input file, for the trace
     text: str | None        # text input (hub ask); None for audio
     samples: Any            # int16 mono 16 kHz numpy array, or None
+    silent: bool            # no speech found in the audio: skip the recognizer
     asr_stream: Any         # an AsrStream already fed (real-time input), or None
     out_path: str | None    # where the answer wav goes (replay), or None
     deadline: Any           # hub.resilience.Deadline started at end of input

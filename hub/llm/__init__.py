@@ -18,7 +18,7 @@ from hub.llm.prompts import DEFAULT_INTENTS, HomeNames, home_names
 from hub.settings import HomeSettings, LlmSettings
 
 __all__ = [
-    "ANSWER", "DEFAULT_INTENTS", "HomeNames", "LlmEngine", "LlmIntent", "Rejection",
+    "ANSWER", "DEFAULT_INTENTS", "HomeNames", "LlmEngine", "LlmIntent", "Rejection", "Vocabulary",
     "check_output", "home_names", "interpret", "make_llm", "parse_intent",
 ]
 

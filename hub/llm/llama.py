@@ -2,6 +2,8 @@
 
 - Classify: the home's few-shot prompt (:mod:`hub.llm.prompts`) with output constrained by a
   GBNF grammar made from the JSON schema (llama.cpp ``json_schema_to_gbnf``), greedy sampling.
+  ``confidence`` in the returned JSON is the model's probability of the intent it chose
+  (among the allowed intents), not its self-reported number.
 - Answer: a short system prompt with the home's facts; text streamed sentence by sentence.
 - Prompt prefix caching: the KV state after each system prefix (everything before the user's
   text) is evaluated once (at load for classify and answer, on first use for the strict
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import glob
 import importlib.util
 import json
@@ -134,16 +137,27 @@ class LlamaEngine:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
 
     def _save_prefix(self, build) -> _Prefix:
-        """Evaluate the tokens that every prompt made by ``build(text)`` shares, and save them."""
+        """Evaluate the tokens that every prompt made by ``build(text)`` shares, and save them.
+
+        The state is also kept on disk (:func:`prefix_cache_path`), so the next process with
+        the same model and prompt loads it instead of evaluating the prompt again.
+        """
         a, b = self._tokens(build("a")), self._tokens(build("b"))
         n = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+        tokens = tuple(a[:n])
+        cached = prefix_cache_path(self._llm, tokens)
+        if cached is not None and cached.is_file():
+            return _Prefix(tokens, cached.read_bytes())
         llm = self._llm
         llm.reset()
-        llm.eval(a[:n])
+        llm.eval(list(tokens))
         size = _llama_cpp().llama_state_get_size(llm.ctx)
         buf = (ctypes.c_uint8 * size)()
         used = _llama_cpp().llama_state_get_data(llm.ctx, buf, size)
-        return _Prefix(tuple(a[:n]), bytes(buf)[:used])
+        prefix = _Prefix(tokens, bytes(buf)[:used])
+        if cached is not None:
+            _write_atomic(cached, prefix.state)
+        return prefix
 
     def _restore(self, kind: str) -> None:
         """Put the saved prefix state of ``kind`` into the context unless it is already there."""
@@ -195,13 +209,58 @@ class LlamaEngine:
         """
         messages = prompts.classify_messages(text[:MAX_INPUT_CHARS], self._intents, self._home,
                                              strict)
-        pieces = self._stream(self._tokens(messages), "strict" if strict else "classify", cancel,
-                              max_tokens=CLASSIFY_MAX_TOKENS, temperature=0.0,
-                              grammar=self._grammar)
-        raw = "".join(pieces)
+        tokens = self._tokens(messages)
+        raw = "".join(self._stream(tokens, "strict" if strict else "classify", cancel,
+                                   max_tokens=CLASSIFY_MAX_TOKENS, temperature=0.0,
+                                   grammar=self._grammar))
         if cancel is not None and cancel.is_set():
             raise TimeoutError_("llm classify cancelled", node="llm_intent")
-        return raw
+        return self._with_confidence(raw, tokens)
+
+    def _with_confidence(self, raw: str, prompt: list[int]) -> str:
+        """``raw`` with ``confidence`` replaced by the model's probability of its intent.
+
+        The model's self-reported number is a copy of the few-shot examples' (always 0.9), so
+        it is replaced by P(intent | prompt) among the allowed intents (product over the
+        intent's tokens of the softmax restricted to the tokens the candidates allow there).
+        Output that is not a JSON object with a string intent is returned unchanged.
+        """
+        try:
+            obj = json.loads(raw)
+            intent = obj["intent"]
+        except (ValueError, KeyError, TypeError):
+            return raw
+        if not isinstance(intent, str):
+            return raw
+        with self._lock:
+            obj["confidence"] = round(self._intent_probability(prompt, intent), 3)
+        return json.dumps(obj)
+
+    def _intent_probability(self, prompt: list[int], intent: str) -> float:
+        """P(``intent`` | ``prompt``) over the allowed intents, from the model's logits."""
+        import numpy as np
+
+        llm, low = self._llm, _llama_cpp()
+        seqs = {c: self._llm.tokenize(f'{{"intent": "{c}"'.encode(), add_bos=False, special=False)
+                for c in (*self._intents, prompts.ANSWER, prompts.NONE)}
+        if intent not in seqs:
+            return 0.0
+        chosen, alive, prob = seqs[intent], list(seqs.values()), 1.0
+        llm.n_tokens = min(llm.n_tokens, len(prompt) - 1)  # the context holds the prompt
+        llm.eval(prompt[llm.n_tokens:])  # re-evaluated from its last token: fresh logits
+        for pos, token in enumerate(chosen):
+            allowed = {seq[pos] for seq in alive if len(seq) > pos}
+            if len(allowed) > 1:
+                logits = np.ctypeslib.as_array(low.llama_get_logits(llm.ctx),
+                                               shape=(llm.n_vocab(),))
+                picked = logits[sorted(allowed)]
+                weights = np.exp(picked - picked.max())
+                prob *= float(weights[sorted(allowed).index(token)] / weights.sum())
+            alive = [seq for seq in alive if len(seq) > pos and seq[pos] == token]
+            if len(alive) == 1:
+                break
+            llm.eval([token])
+        return prob
 
     def answer(self, question: str, cancel: threading.Event | None = None) -> Iterator[str]:
         """At most two sentences answering ``question``, each yielded as soon as it is complete.
@@ -213,6 +272,33 @@ class LlamaEngine:
                               max_tokens=self._settings.max_tokens, temperature=0.0,
                               repeat_penalty=1.1)
         return stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel)
+
+
+def prefix_cache_path(llm, tokens: tuple[int, ...]) -> Path | None:
+    """Where the KV state after ``tokens`` is cached for this model file, or None.
+
+    The key hashes the model file's path, size and mtime, the context size and the tokens;
+    the folder is ``$XDG_CACHE_HOME/hub/llm`` (``~/.cache/hub/llm``).
+    """
+    path = getattr(llm, "model_path", None)
+    if not path or not os.path.isfile(path):
+        return None
+    st = os.stat(path)
+    key = hashlib.sha256(repr((os.path.abspath(path), st.st_size, st.st_mtime_ns, N_CTX,
+                               tokens)).encode()).hexdigest()[:32]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "hub" / "llm" / f"prefix-{key}.state"
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file; a failure only skips the cache."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.part")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning("LLM prompt cache not written (%s): %s", path, exc)
 
 
 def _llama_cpp():

@@ -254,7 +254,7 @@ def parse_intent(
     for every rule; the reason for a None is logged together with ``raw``.
 
     Raises:
-        InvalidOutputError: there is no JSON object in ``raw`` at all (retry with a stricter prompt).
+        InvalidOutputError: there is no JSON object in ``raw`` at all (retry, stricter prompt).
     """
     vocab = Vocabulary(allowed_intents, entity_names, area_names, sensitive_names)
     result = check_output(raw, vocab, min_confidence)

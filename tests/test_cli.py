@@ -1,0 +1,106 @@
+"""The ``hub`` command line as a user runs it: exit codes, one-line errors, JSON lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import wave
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def hub(*args: str, stdin: str | None = None, env: dict | None = None, cwd=None):
+    """Run ``python -m hub ARGS`` with a private store; returns the CompletedProcess."""
+    full_env = {**os.environ, "HUB_CONFIG": "", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "hub", *args], input=stdin, text=True,
+                          capture_output=True, env=full_env, cwd=cwd or REPO, timeout=300,
+                          check=False)
+
+
+def lines(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def write_wav(path: Path, frames: bytes = b"", rate: int = 16000) -> Path:
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(frames)
+    return path
+
+
+@pytest.mark.parametrize("command", ["replay", "ask", "say", "run", "doctor", "models",
+                                     "stats", "bench"])
+def test_every_command_has_help(command):
+    result = hub(command, "--help")
+    assert result.returncode == 0 and "usage: hub " + command in result.stdout
+
+
+def test_ask_stdin_gives_one_json_line_per_utterance():
+    result = hub("ask", "--store", ":memory:", "-",
+                 stdin="turn on the kitchen light\n\nwhat time is it\n")
+    traces = lines(result.stdout)
+    assert result.returncode == 0
+    assert [t["intent"] for t in traces] == ["HassTurnOn", "HassGetCurrentTime"]
+
+
+def test_replay_reports_bad_files_and_goes_on(tmp_path):
+    (tmp_path / "a_notwav.wav").write_bytes(b"ID3\x03\x00" + b"\x00" * 200)
+    (tmp_path / "b_trunc.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt ")
+    write_wav(tmp_path / "c_empty.wav")
+    write_wav(tmp_path / "d_silence.wav", b"\x00\x00" * 16000 * 5)
+    result = hub("replay", "--store", ":memory:", "--no-audio", str(tmp_path))
+    traces = lines(result.stdout)
+    assert result.returncode == 2
+    assert [t["status"] for t in traces] == ["bad_input", "bad_input", "no_speech", "no_speech"]
+    assert "Traceback" not in result.stderr
+    assert f"hub: not a RIFF/WAVE file: {tmp_path / 'a_notwav.wav'}" in result.stderr
+    assert f"hub: truncated/corrupt WAV header: {tmp_path / 'b_trunc.wav'}" in result.stderr
+    assert all(t["response"] == "" and t["audio"] is None for t in traces)
+
+
+def test_replay_missing_path_is_bad_input(tmp_path):
+    result = hub("replay", "--store", ":memory:", str(tmp_path / "nope.wav"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert lines(result.stdout)[0]["status"] == "bad_input"
+
+
+def test_bad_config_names_the_key(tmp_path):
+    cfg = tmp_path / "hub.toml"
+    cfg.write_text('[asr]\nnbest = "many"\n')
+    result = hub("ask", "--config", str(cfg), "hello")
+    assert result.returncode == 2
+    assert result.stderr.strip().endswith("asr.nbest: expected an integer, got 'many'")
+    cfg.write_text("[asr\n")
+    result = hub("ask", "--config", str(cfg), "hello")
+    assert result.returncode == 2 and "not valid TOML" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_bad_inject_spec_is_one_line(tmp_path):
+    result = hub("ask", "--store", ":memory:", "--inject", "asr=explode", "hi")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "asr=explode" in result.stderr
+
+
+def test_config_from_env_is_used(tmp_path):
+    cfg = tmp_path / "hub.toml"
+    cfg.write_text((REPO / "hub/data/home-en.toml").read_text()
+                   + '\n[store]\npath = "' + str(tmp_path / "s.db") + '"\n')
+    result = hub("ask", "turn on the kitchen light", env={"HUB_CONFIG": str(cfg)})
+    assert result.returncode == 0 and (tmp_path / "s.db").exists()
+
+
+def test_stats_reads_the_journal(tmp_path):
+    db = str(tmp_path / "s.db")
+    hub("ask", "--store", db, "turn on the kitchen light")
+    hub("ask", "--store", db, "blah blah")
+    result = hub("stats", "--store", db)
+    summary = json.loads(result.stdout)
+    assert summary["turns"] == 2 and summary["status"] == {"ok": 2}
