@@ -31,6 +31,9 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("--fast", action="store_true",
                    help="feed audio as fast as possible instead of at real speed")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="files per folder (0: all)")
+    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "all"),
+                   default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
+                   "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
                    help="where to write the report (default: BENCHMARKS.md); - for stdout only")
     p.set_defaults(func=run_bench)
@@ -184,11 +187,67 @@ def report(results: list[dict], command: str, rss_mb: float | None, engine: str)
     return "\n".join(lines)
 
 
+def update_section(path: Path, suite: str, text: str) -> None:
+    """Replace the ``suite`` section of the report at ``path`` (other suites' sections stay)."""
+    begin, end = f"<!-- suite:{suite} -->", f"<!-- /suite:{suite} -->"
+    block = f"{begin}\n{text.strip()}\n{end}\n"
+    old = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n\n"
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        new = old.rstrip("\n") + "\n\n" + block
+    path.write_text(new, encoding="utf-8")
+
+
+def _command() -> str:
+    return ("hub " + " ".join(sys.argv[1:])).strip()
+
+
+def bench_pipeline(args, settings, folders: list[Path]) -> str:
+    """The pipeline suite's report section."""
+    from hub.asr import make_asr_engine
+    from hub.pipeline import Hub
+    from hub.store import Store
+
+    hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True)
+    plain = make_asr_engine(dataclasses.replace(settings.asr, restrict=False), settings.home,
+                            cache_dir=hub.cache_dir)
+    hub.engines.warm(["asr", "rules", "tts", "actor"])
+    results = [bench_folder(hub, plain, f, args) for f in folders]
+    rss = _child_peak_rss_mb(folders[-1])
+    text = report(results, _command(), rss, hub.engines.asr().name)
+    return text.replace("# Benchmarks", "## Pipeline", 1).replace("\n## ", "\n### ")
+
+
+def bench_resilience(args, settings, folders: list[Path]) -> str:
+    """The resilience suite's report section (hung nodes, CPU stress)."""
+    from hub.audio import load_wav
+    from hub import bench_resilience as br
+
+    command_file = next(iter(sorted(folders[0].glob("turn on*.wav"))), None) \
+        or sorted(folders[0].glob("*.wav"))[0]
+    lines = ["## Resilience", "", f"Made by: `{_command()}`", "",
+             f"### One node hung (`{command_file.name}`, 20 turns each)", ""]
+    lines += br.hung(settings, load_wav(command_file))
+    lines += ["", "### Both cores busy: dynamic vs fixed timeouts", ""]
+    lines += br.stress(settings, folders[-1], args.limit)
+    return "\n".join(lines)
+
+
+def bench_soak(args, settings, folders: list[Path]) -> str:
+    """The soak suite's report section."""
+    from hub import bench_resilience as br
+
+    return "\n".join(["## Soak", "", f"Made by: `{_command()}`", ""] + br.soak(settings))
+
+
+SUITES = {"pipeline": bench_pipeline, "resilience": bench_resilience, "soak": bench_soak}
+
+
 def run_bench(args) -> int:
     """``hub bench``: 0 when it ran, 2 when a folder is missing."""
-    from hub.pipeline import Hub
     from hub.settings import load_settings
-    from hub.store import Store
 
     folders = [Path(p) for p in args.paths] or default_paths()
     missing = [str(f) for f in folders if not f.is_dir()]
@@ -196,17 +255,10 @@ def run_bench(args) -> int:
         print(f"hub: no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
     settings = load_settings(args.config)
-    hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True)
-    from hub.asr import make_asr_engine
-
-    plain = make_asr_engine(dataclasses.replace(settings.asr, restrict=False), settings.home,
-                            cache_dir=hub.cache_dir)
-    hub.engines.tts(), hub.engines.asr(), hub.engines.rules()
-    results = [bench_folder(hub, plain, f, args) for f in folders]
-    rss = _child_peak_rss_mb(folders[-1])
-    command = "hub bench " + " ".join(sys.argv[2:])
-    text = report(results, command.strip(), rss, hub.engines.asr().name)
-    print(text)
-    if args.output != "-":
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
+    names = list(SUITES) if args.suite == "all" else [args.suite]
+    for name in names:
+        text = SUITES[name](args, settings, folders)
+        print(text)
+        if args.output != "-":
+            update_section(Path(args.output), name, text)
     return 0

@@ -119,12 +119,17 @@ class Engines:
             return engine
 
     def warm(self, names) -> None:
-        """Build ``names`` now (before the first turn); failures are logged, not raised."""
+        """Build ``names`` now (before the first turn); failures are logged, not raised.
+
+        With ``tts`` among them, the canned answers are rendered and stored too.
+        """
         for name in names:
             try:
                 self.get(name)
             except HubError as exc:
                 log.warning("%s unavailable: %s", name, exc.message)
+        if "tts" in names:
+            self._hub.prerender()
 
     def loaded(self, name: str) -> bool:
         """True when ``name`` has been built."""
@@ -210,9 +215,57 @@ class Hub:
             self.player.enqueue(chunk)
 
     def placeholder_audio(self) -> tuple[bytes, int]:
-        """The placeholder speech rendered ahead of time: ``(pcm int16 mono, rate)``."""
+        """The placeholder speech rendered ahead of time: ``(pcm int16 mono, rate)``.
+
+        The copy rendered at start-up with the configured voice when there is one, else the
+        one that ships (``hub/data/placeholder.wav``, en_US-joe-medium).
+        """
+        from hub.faq import PLACEHOLDER_TEXT
+
+        chunk = self.canned_audio(PLACEHOLDER_TEXT)
+        if chunk is not None:
+            return chunk.pcm, chunk.rate
         with wave.open(str(PLACEHOLDER_WAV), "rb") as w:
             return w.readframes(w.getnframes()), w.getframerate()
+
+    def canned_texts(self) -> tuple[str, ...]:
+        """The fixed answers rendered ahead of time (placeholder, failed action, not understood)."""
+        from hub.faq import PLACEHOLDER_TEXT
+        from hub.graph.nodes import ACT_FAILED, NOT_UNDERSTOOD
+
+        return (PLACEHOLDER_TEXT, ACT_FAILED, NOT_UNDERSTOOD)
+
+    def canned_audio(self, text: str):
+        """The stored audio of a canned answer as an AudioChunk, or None."""
+        from hub.graph.nodes import response_key
+        from hub.tts import AudioChunk
+
+        if self.store is None or text not in self.canned_texts():
+            return None
+        found = self.store.get_response_audio("canned:" + response_key(text))
+        return AudioChunk(pcm=found[0], rate=found[1], text=text) if found else None
+
+    def prerender(self) -> None:
+        """Render the canned answers with the configured voice and store them (start-up).
+
+        Skips what is stored already; a TTS that cannot load leaves the shipped placeholder.
+        """
+        from hub.graph.nodes import response_key
+
+        if self.store is None or not self.speak:
+            return
+        for text in self.canned_texts():
+            if self.canned_audio(text) is not None:
+                continue
+            try:
+                tts = self.engines.tts()
+                chunks = list(tts.synthesize(text))
+            except HubError as exc:
+                log.warning("canned answers not rendered: %s", exc.message)
+                return
+            pcm = b"".join(c.pcm for c in chunks)
+            self.store.put_response_audio("canned:" + response_key(text), pcm,
+                                          chunks[0].rate if chunks else tts.rate)
 
     # -- turns ---------------------------------------------------------------------------------
     def turn_audio(self, samples, *, file: str | None = None, out_path: str | None = None,

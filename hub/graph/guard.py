@@ -80,6 +80,16 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callabl
     return run
 
 
+LLM_NODES = ("llm_intent", "llm_answer")
+
+
+def _llm_budget_left(hub, state: dict) -> float:
+    """Seconds left of ``[llm] budget_s`` after the LLM nodes' earlier runs in this turn."""
+    timings = state.get("timings_ms") or {}
+    spent = sum(timings.get(n, 0.0) for n in LLM_NODES) / 1000
+    return max(0.0, hub.settings.llm.budget_s - spent)
+
+
 ENGINE_OF_BREAKER = {"asr": "asr", "llm": "llm", "tts": "tts", "devices": "actor"}
 """Which engine (see :class:`hub.pipeline.Engines`) each breaker guards."""
 
@@ -90,6 +100,8 @@ def _run_body(hub, node: str, body: Body, state: dict, breaker, engine: str | No
             # Loading is a one-time cost paid from the turn's deadline, not the node's timeout.
             hub.engines.get(ENGINE_OF_BREAKER[engine])
         timeout = hub.policy.timeout(node, state["deadline"])
+        if node in LLM_NODES:
+            timeout = min(timeout, _llm_budget_left(hub, state))
         update = call_with_timeout(lambda cancel: _attempt(hub, node, body, state, cancel),
                                    timeout, node=node)
     except HubError as exc:

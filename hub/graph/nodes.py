@@ -175,6 +175,11 @@ def respond(hub, state: dict) -> dict:
 
 def tts(hub, state: dict, cancel: threading.Event) -> dict:
     """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready."""
+    canned = hub.canned_audio(state["response"])
+    if canned is not None:
+        hub.play_chunk(canned)
+        return {"pcm": canned.pcm, "rate": canned.rate,
+                "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
     engine = hub.engines.tts()
     pcm, rate, ttfa = bytearray(), engine.rate, None
     for chunk in engine.synthesize(state["response"], cancel):

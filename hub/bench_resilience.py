@@ -1,0 +1,148 @@
+"""``hub bench --suite resilience``: the resilience layer measured with the real engines.
+
+- **hung**: each engine node hung in turn, 20 turns each on a recorded command: TTFA p100
+  against the node's budget + 100 ms, and, once its breaker is open, against 1.2 x the healthy
+  rules-path TTFA.
+- **stress**: both cores kept busy by spinning processes while the audio is replayed twice,
+  with dynamic timeouts and with fixed ones (load factor 1, no latency history): turns past
+  the deadline and fallbacks for each.
+- **soak**: turns with random faults; growth of threads, open files and RSS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import random
+import time
+from pathlib import Path
+
+from hub.bench import pct
+
+HUNG_NODES = ("asr", "rules", "act", "tts")
+
+
+def _hub(settings, inject=(), probe=None):
+    from hub.pipeline import Hub
+    from hub.store import Store
+
+    hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True, inject=inject,
+              probe=probe)
+    hub.engines.warm(["asr", "rules", "tts", "actor"])
+    return hub
+
+
+def _turns(hub, audio, n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        samples = audio.samples.copy()
+        samples[i % len(samples)] ^= 1  # a new fingerprint each turn: no transcript cache
+        out.append(hub.turn_audio(samples))
+    return out
+
+
+def hung(settings, audio, turns: int = 20) -> list[str]:
+    """Report lines for the hung-node runs."""
+    healthy = [t["timings_ms"]["ttfa"] for t in _turns(_hub(settings), audio, 5)]
+    h50 = pct(healthy, 50)
+    lines = [f"Healthy rules-path TTFA p50: {h50:.0f} ms (5 turns).", "",
+             "| node hung | budget ms | TTFA p100 before breaker opens | limit | "
+             "TTFA p100 after | limit (1.2 x healthy) | every turn spoke |",
+             "|---|---|---|---|---|---|---|"]
+    for node in HUNG_NODES:
+        hub = _hub(settings, inject=[f"{node}=hang"])
+        traces = _turns(hub, audio, turns)
+        budget = settings.resilience.timeouts_s[node] * 1000
+        before = [t["timings_ms"]["ttfa"] for t in traces[:3]]
+        after = [t["timings_ms"]["ttfa"] for t in traces[3:]]
+        limit = budget + 100
+        spoke = all(t["timings_ms"]["ttfa"] is not None for t in traces)
+        lines.append(f"| {node} | {budget:.0f} | {max(before):.0f} | {limit:.0f} | "
+                     f"{max(after):.0f} | {1.2 * h50:.0f} | {spoke} |")
+    return lines
+
+
+def _spin(stop) -> None:
+    while not stop.is_set():
+        pass
+
+
+def stress(settings, folder: Path, limit: int) -> list[str]:
+    """Replay under both cores busy, dynamic vs fixed timeouts."""
+    from hub.audio import load_wav
+    from hub.resilience.load import FixedProbe
+
+    files = sorted(folder.glob("*.wav"))[: limit or None]
+    audios = [load_wav(f) for f in files]
+    fixed = dataclasses.replace(settings, resilience=dataclasses.replace(
+        settings.resilience, max_load_factor=1.0))
+    stop = multiprocessing.Event()
+    spinners = [multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+                for _ in range(multiprocessing.cpu_count())]
+    for p in spinners:
+        p.start()
+    try:
+        time.sleep(1.0)
+        rows = {}
+        for label, s, probe in (("dynamic", settings, None), ("fixed", fixed, FixedProbe())):
+            hub = _hub(s, probe=probe)
+            if label == "fixed":
+                hub.latency.record = lambda node, seconds: None  # no latency history
+            traces = [hub.turn_audio(a.samples) for a in audios]
+            rows[label] = traces
+    finally:
+        stop.set()
+        for p in spinners:
+            p.join(5)
+    deadline = settings.resilience.deadline_s * 1000
+    lines = [f"{len(files)} files of {folder.name}, {len(spinners)} spinning processes.", "",
+             "| timeouts | turns | past the deadline | fallback turns | errors | total p50 ms | "
+             "total p95 ms |", "|---|---|---|---|---|---|---|"]
+    for label, traces in rows.items():
+        totals = [t["timings_ms"]["total"] for t in traces]
+        lines.append(f"| {label} | {len(traces)} | {sum(x > deadline for x in totals)} | "
+                     f"{sum(t['fallback_level'] >= 2 for t in traces)} | "
+                     f"{sum(len(t['errors']) for t in traces)} | {pct(totals, 50):.0f} | "
+                     f"{pct(totals, 95):.0f} |")
+    return lines
+
+
+SOAK_FAULTS = ("rules=hang", "rules=error", "rules=garbage", "rules=crash", "act=hang",
+               "act=error", "act=garbage", "act=crash", "act=slow:80")
+
+
+def soak_hubs(settings) -> dict:
+    """One Hub per fault (and one healthy), text turns, no LLM, no speech, 50 ms timeouts."""
+    from hub.pipeline import Hub
+    from hub.store import Store
+
+    res = dataclasses.replace(settings.resilience, max_load_factor=1.0,
+                              timeouts_s={k: 0.05 for k in settings.resilience.timeouts_s})
+    s = dataclasses.replace(settings, resilience=res,
+                            llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
+    store = Store(":memory:")
+    return {f: Hub(s, entry="ask", store=store, speak=False, inject=[f] if f else [])
+            for f in (None, *SOAK_FAULTS)}
+
+
+def soak(settings, turns: int = 1000, seed: int = 7) -> list[str]:
+    """Random faults, ``turns`` text turns; growth of threads, open files and RSS."""
+    from hub.resilience.soak import process_counts
+
+    rng = random.Random(seed)
+    hubs = soak_hubs(settings)
+    keys = list(hubs)
+    for hub in hubs.values():  # first turns load everything once
+        hub.turn_text("turn on the kitchen light")
+    time.sleep(0.2)
+    before = process_counts()
+    for _ in range(turns):
+        hubs[rng.choice(keys)].turn_text(rng.choice(
+            ("turn on the kitchen light", "what time is it", "tell me about mars")))
+    time.sleep(0.2)
+    after = process_counts()
+    grow = (after["rss_bytes"] - before["rss_bytes"]) / 2**20
+    return [f"{turns} turns, each with a random one of: none, {', '.join(SOAK_FAULTS)}.", "",
+            f"- threads {before['threads']} -> {after['threads']}",
+            f"- open files {before['fds']} -> {after['fds']}",
+            f"- RSS growth {grow:.1f} MB (limit 10 MB)"]
