@@ -48,6 +48,8 @@ class AsrSettings:
     """Endpointing: this much silence after speech ends the utterance (live input)."""
     max_utterance_s: float = 15.0
     """Longest utterance fed to the recognizer (live input)."""
+    reject_llr: float = -2.15
+    """PocketSphinx rejection: below this mean log-likelihood ratio per frame (x1000) against a phone loop, speech counts as out of grammar."""
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,15 @@ def _devices() -> list[str]:
             f"{int(d['default_samplerate'])} Hz)" for i, d in enumerate(sd.query_devices())]
 
 
+def _asr_choice(settings) -> str:
+    from hub.asr import installed_vosk_model
+
+    if settings.asr.engine != "auto":
+        return settings.asr.engine
+    path = installed_vosk_model(settings.asr)
+    return f"vosk, {path}" if path is not None else "pocketsphinx: no Vosk model installed"
+
+
 def _mqtt(settings) -> str:
     if not settings.mqtt.enabled:
         return "off ([mqtt] enabled = false)"
@@ -71,7 +80,7 @@ def doctor_report(settings, store) -> dict:
 
     hub = Hub(settings, entry="run", store=store, speak=False)
     report = dict([
-        ("asr.engine", settings.asr.engine),
+        ("asr.engine", f"{settings.asr.engine} (uses {_asr_choice(settings)})"),
         ("vosk", "installed" if _found("vosk") else "missing"),
         ("pocketsphinx", "installed" if _found("pocketsphinx") else "missing"),
         ("piper", "installed" if _found("piper") else "missing"),
@@ -98,17 +107,21 @@ def run_doctor(args) -> int:
         print(json.dumps(report, indent=2, default=str))
         return 0
     for key, value in report.items():
-        if isinstance(value, list):
-            print(f"{key}:")
-            for item in value:
-                print(f"  {item}")
-        elif isinstance(value, dict):
-            print(f"{key}:")
-            for k, v in value.items():
-                print(f"  {k}: {v}")
-        else:
-            print(f"{key}: {value}")
+        _print_item(key, value, "")
     return 0
+
+
+def _print_item(key: str, value, indent: str) -> None:
+    if isinstance(value, list):
+        print(f"{indent}{key}:" + ("" if value else " none found"))
+        for item in value:
+            print(f"{indent}  {item}")
+    elif isinstance(value, dict):
+        print(f"{indent}{key}:")
+        for k, v in value.items():
+            _print_item(k, v, indent + "  ")
+    else:
+        print(f"{indent}{key}: {value}")
 
 
 def _pct(values: list[float], q: float) -> float | None:

@@ -192,3 +192,23 @@ def test_llm_answer_is_spoken():
     trace = hub.turn_audio(speech())
     assert trace["source"] == "llm" and trace["response"] == "Blue light scatters more."
     assert hub.fake_tts.sentences == ["Blue light scatters more"]
+
+
+# -- canned answers rendered ahead of time ------------------------------------------------------
+def test_canned_answers_are_rendered_at_start_and_played_without_tts(tmp_path):
+    hub = make_hub(store=Store(tmp_path / "hub.db"), inject=["act=hang"])
+    hub.engines.warm(["tts"])
+    rendered = list(hub.fake_tts.sentences)
+    assert len(rendered) >= 3  # placeholder, failed action, not understood
+    trace = hub.turn_audio(speech())
+    assert trace["response"] == ACT_FAILED and hub.last_audio[0]
+    assert hub.fake_tts.sentences == rendered  # nothing synthesized during the turn
+
+
+def test_placeholder_uses_the_configured_voice_once_rendered(tmp_path):
+    store = Store(tmp_path / "hub.db")
+    hub = make_hub(store=store, inject=["asr=error"])
+    shipped = hub.placeholder_audio()
+    hub.engines.warm(["tts"])
+    assert hub.placeholder_audio() != shipped
+    assert hub.placeholder_audio()[1] == FakeTts.rate

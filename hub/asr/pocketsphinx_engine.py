@@ -1,0 +1,243 @@
+"""CMU PocketSphinx engine: closed grammar of the home, phone-loop rejection, VAD segments.
+
+- Restricted (``settings.restrict``): the home's FSG grammar and dictionary from
+  :mod:`hub.asr.vocab`; language weight 1 and no lattice rescoring (``bestpath`` off), which
+  measured best on shared/audio. Unrestricted: the wheel's en-us trigram LM and CMUdict.
+- Segments: PocketSphinx's ``Endpointer`` (WebRTC-style VAD) splits the stream at pauses of
+  about :data:`VAD_WINDOW_S`; silence never reaches the decoder (BC-07 d).
+- Rejection (restricted only): a second decoder runs the en-us phone loop ("allphone") on the
+  same audio; each grammar word's acoustic score is compared with the phone loop's over the
+  same frames, and the frame-weighted mean log-likelihood ratio is the segment's confidence
+  (filler-model normalisation: Rose & Paul 1990; Jiang, "Confidence measures for speech
+  recognition: a survey", Speech Communication 2005). Below ``settings.reject_llr`` the
+  segment is rejected: forced into the grammar, out-of-vocabulary speech fits worse than
+  free phones.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from hub.asr.base import Segment, Transcript, combine, dedupe, transcribe_samples
+from hub.errors import FatalError
+
+_LOG = logging.getLogger(__name__)
+
+VAD_WINDOW_S = float(__import__("os").environ.get("XW", "0.5"))
+"""Endpointer decision window (s): a pause this long splits segments."""
+VAD_RATIO = float(__import__("os").environ.get("XR", "0.6"))
+"""Fraction of the window that must be speech (or non-speech) to switch state."""
+
+PREROLL_S = float(__import__("os").environ.get("XP", "0.3"))
+"""Audio before the detected speech start kept with a segment (s): onsets and CMN need it."""
+
+CMN = __import__("os").environ.get("XC", "batch")
+
+NBEST_EXTRA = 20
+"""N-best entries read from the lattice before deduplication (many differ only in fillers)."""
+
+
+def model_dir() -> Path:
+    """The en-us acoustic model inside the pocketsphinx wheel."""
+    from pocketsphinx import get_model_path
+
+    return Path(get_model_path("en-us")) / "en-us"
+
+
+class PocketSphinxEngine:
+    """A loaded PocketSphinx recognizer (decoders are reused turn after turn; one turn at a time).
+
+    Args:
+        settings: :class:`hub.settings.AsrSettings`.
+        vocab: the home's :class:`hub.asr.vocab.Vocab`, or None for the unrestricted LM.
+
+    Raises:
+        FatalError: the model or grammar files are missing or unreadable (names the path).
+    """
+
+    name = "pocketsphinx"
+
+    def __init__(self, settings, vocab=None):
+        self.settings = settings
+        self.vocab = vocab
+        self.lock = threading.Lock()
+        self.decoder = _make_decoder(_grammar_config(vocab))
+        self.phone_loop = (_make_decoder({"allphone": str(model_dir().parent / "en-us-phone.lm.bin"),
+                                          "lw": 1.0, "bestpath": False, "cmn": CMN})
+                           if vocab is not None else None)
+
+    def stream(self) -> "PocketSphinxStream":
+        """A new turn (blocks while another turn uses the decoders)."""
+        return PocketSphinxStream(self)
+
+    def transcribe(self, samples: np.ndarray, cancel: threading.Event | None = None) -> Transcript:
+        """Recognize a whole int16 16 kHz buffer; see :func:`hub.asr.base.transcribe_samples`."""
+        return transcribe_samples(self.stream(), samples, cancel)
+
+
+def _grammar_config(vocab) -> dict:
+    """Decoder options: the home's grammar when restricted, else the wheel's LM."""
+    if vocab is None:
+        return {}
+    return {"fsg": str(vocab.fsg_path), "dict": str(vocab.dict_path), "lw": 1.0, "cmn": CMN,
+            "bestpath": False}
+
+
+def _make_decoder(options: dict):
+    """A pocketsphinx Decoder on the en-us model with ``options``; FatalError naming the path."""
+    from pocketsphinx import Decoder
+
+    hmm = model_dir()
+    for path in [hmm / "mdef", *(Path(v) for k, v in options.items()
+                                 if k in ("fsg", "dict", "allphone"))]:
+        if not path.exists():
+            raise FatalError(f"PocketSphinx file missing: {path}", node="asr")
+    try:
+        return Decoder(hmm=str(hmm), logfn="/dev/null", **options)
+    except (RuntimeError, ValueError) as exc:
+        raise FatalError(f"PocketSphinx cannot load {hmm} with {options}: {exc}",
+                         node="asr") from None
+
+
+class PocketSphinxStream:
+    """One turn: VAD-segmented; each segment is decoded when it ends.
+
+    A segment is decoded as one utterance (``full_utt``: cepstral mean normalisation over the
+    whole segment, which measured more accurate and better calibrated for rejection than live
+    CMN), so there are no word-by-word partials: :meth:`accept` returns a segment's text when
+    the segment closes. Segments longer than ``settings.max_utterance_s`` are closed there.
+    """
+
+    def __init__(self, engine: PocketSphinxEngine):
+        from pocketsphinx import Endpointer
+
+        self.engine = engine
+        self.endpointer = Endpointer(window=VAD_WINDOW_S, ratio=VAD_RATIO, sample_rate=16000)
+        self.max_bytes = int(engine.settings.max_utterance_s * 16000) * 2
+        self.pending = b""
+        self.history = b""
+        self.history_bytes = int((VAD_WINDOW_S + PREROLL_S + 0.1) * 16000) * 2
+        self.fed = 0
+        self.speech = bytearray()
+        self.segments: list[Segment] = []
+
+    def accept(self, frame: bytes) -> str | None:
+        """Feed PCM bytes; returns the text of a segment that just closed, else None."""
+        self.pending += frame
+        size = self.endpointer.frame_bytes
+        closed = len(self.segments)
+        while len(self.pending) >= size:
+            chunk, self.pending = self.pending[:size], self.pending[size:]
+            self.history = (self.history + chunk)[-self.history_bytes:]
+            self.fed += len(chunk)
+            was_in_speech = self.endpointer.in_speech
+            speech = self.endpointer.process(chunk)
+            if speech and not was_in_speech and not self.speech:
+                self.speech += self._preroll()
+            self._speech(speech)
+        texts = [seg.text for seg in self.segments[closed:] if seg.text and not seg.rejected]
+        return " ".join(texts) or None
+
+    def _preroll(self) -> bytes:
+        """Up to PREROLL_S of audio just before the endpointer's speech start."""
+        start = int(self.endpointer.speech_start * 16000) * 2
+        history_start = self.fed - len(self.history)
+        begin = max(history_start, start - int(PREROLL_S * 16000) * 2)
+        return self.history[max(0, begin - history_start):max(0, start - history_start)]
+
+    def _speech(self, speech: bytes | None) -> None:
+        """Collect speech the endpointer passed; decode when the segment ends."""
+        if speech:
+            self.speech += speech
+        if self.speech and (not self.endpointer.in_speech or len(self.speech) >= self.max_bytes):
+            self._end_segment()
+
+    def _end_segment(self) -> None:
+        audio, self.speech = bytes(self.speech), bytearray()
+        self.segments.append(decode_segment(self.engine, audio))
+
+    def finish(self) -> Transcript:
+        """Flush the endpointer, decode the last segment, combine all segments (BC-07)."""
+        if self.endpointer.in_speech:
+            size = self.endpointer.frame_bytes
+            last = self.pending[:size].ljust(size, b"\0")  # end_stream rejects b""
+            self.speech += self.endpointer.end_stream(last) or b""
+        self.pending = b""
+        if self.speech:
+            self._end_segment()
+        return combine(self.segments, self.engine.name, self.engine.settings.nbest)
+
+
+def decode_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
+    """Decode one segment with the grammar (and the phone loop for rejection)."""
+    with engine.lock:
+        decoders = [d for d in (engine.decoder, engine.phone_loop) if d is not None]
+        for decoder in decoders:
+            decoder.start_utt()
+            decoder.process_raw(audio, full_utt=True)
+            decoder.end_utt()
+        return segment_result(engine)
+
+
+def segment_result(engine: PocketSphinxEngine) -> Segment:
+    """Text, n-best and confidence of the utterance the decoders just ended."""
+    hyp = engine.decoder.hyp()
+    text = hyp.hypstr.strip() if hyp is not None else ""
+    if not text:
+        return Segment("")
+    alternatives = dedupe([text, *_nbest(engine.decoder)], engine.settings.nbest)
+    if engine.phone_loop is None:
+        return Segment(text, alternatives)
+    confidence = phone_loop_llr(engine.decoder.seg(), engine.phone_loop.seg())
+    rejected = confidence is not None and confidence < engine.settings.reject_llr
+    _LOG.debug("segment %r llr=%s rejected=%s", text, confidence, rejected)
+    return Segment(text, alternatives, rejected=rejected, confidence=confidence)
+
+
+def _nbest(decoder) -> list[str]:
+    """Lattice n-best texts (may be empty when the search kept no lattice)."""
+    try:
+        return [h.hypstr.strip() for h, _ in zip(decoder.nbest(), range(NBEST_EXTRA))
+                if h is not None and h.hypstr]
+    except (RuntimeError, TypeError, ValueError):
+        return []
+
+
+def _is_word(word: str) -> bool:
+    return not (word.startswith("<") or word.startswith("[") or word.startswith("+"))
+
+
+def phone_loop_llr(words, phones) -> float | None:
+    """Frame-weighted mean log-likelihood ratio of the grammar words against the phone loop.
+
+    Args:
+        words: grammar-pass segments (``word``, ``start_frame``, ``end_frame``, ``ascore``
+            as a probability, as pocketsphinx's Python API returns it).
+        phones: phone-loop segments of the same audio.
+    Returns:
+        Mean LLR per frame x 1000 (natural log units), None when no word was recognized.
+    """
+    loop = [(p.start_frame, p.end_frame, _ln(p.ascore)) for p in (phones or [])]
+    total, frames = 0.0, 0
+    for word in words or []:
+        if not _is_word(word.word):
+            continue
+        start, end = word.start_frame, word.end_frame
+        reference = sum(score * _overlap(start, end, s, e) / (e - s + 1)
+                        for s, e, score in loop)
+        total += _ln(word.ascore) - reference
+        frames += end - start + 1
+    return 1000 * total / frames if frames else None
+
+
+def _overlap(start: int, end: int, s: int, e: int) -> int:
+    return max(0, min(end, e) - max(start, s) + 1)
+
+
+def _ln(probability: float) -> float:
+    return math.log(max(probability, 1e-300))
