@@ -147,6 +147,16 @@ class MqttSettings:
     """Broker port."""
     topic_prefix: str = "hub"
     """Actions go to ``<prefix>/<domain>/<entity>/set``."""
+    qos: int = 1
+    """MQTT QoS of action messages (0, 1 or 2); 1: the publish waits for the broker's PUBACK."""
+    timeout_s: float = 2.0
+    """Longest one publish waits in all (TCP connect, CONNACK, PUBACK), seconds."""
+    client_id: str = ""
+    """MQTT client id; empty: ``hub-<hostname>-<pid>``."""
+    retain: bool = False
+    """Publish actions as retained messages."""
+    keepalive_s: int = 0
+    """MQTT keep-alive, seconds; 0: the broker never drops the idle connection between turns."""
 
 
 @dataclass(frozen=True)

@@ -28,15 +28,13 @@ from hub.errors import FatalError
 
 _LOG = logging.getLogger(__name__)
 
-VAD_WINDOW_S = float(__import__("os").environ.get("XW", "0.5"))
+VAD_WINDOW_S = 0.5
 """Endpointer decision window (s): a pause this long splits segments."""
-VAD_RATIO = float(__import__("os").environ.get("XR", "0.6"))
+VAD_RATIO = 0.6
 """Fraction of the window that must be speech (or non-speech) to switch state."""
 
-PREROLL_S = float(__import__("os").environ.get("XP", "0.3"))
+PREROLL_S = 0.3
 """Audio before the detected speech start kept with a segment (s): onsets and CMN need it."""
-
-CMN = __import__("os").environ.get("XC", "batch")
 
 NBEST_EXTRA = 20
 """N-best entries read from the lattice before deduplication (many differ only in fillers)."""
@@ -68,7 +66,7 @@ class PocketSphinxEngine:
         self.lock = threading.Lock()
         self.decoder = _make_decoder(_grammar_config(vocab))
         self.phone_loop = (_make_decoder({"allphone": str(model_dir().parent / "en-us-phone.lm.bin"),
-                                          "lw": 1.0, "bestpath": False, "cmn": CMN})
+                                          "lw": 1.0, "bestpath": False})
                            if vocab is not None else None)
 
     def stream(self) -> "PocketSphinxStream":
@@ -84,7 +82,7 @@ def _grammar_config(vocab) -> dict:
     """Decoder options: the home's grammar when restricted, else the wheel's LM."""
     if vocab is None:
         return {}
-    return {"fsg": str(vocab.fsg_path), "dict": str(vocab.dict_path), "lw": 1.0, "cmn": CMN,
+    return {"fsg": str(vocab.fsg_path), "dict": str(vocab.dict_path), "lw": 1.0,
             "bestpath": False}
 
 
@@ -121,7 +119,7 @@ class PocketSphinxStream:
         self.max_bytes = int(engine.settings.max_utterance_s * 16000) * 2
         self.pending = b""
         self.history = b""
-        self.history_bytes = int((VAD_WINDOW_S + PREROLL_S + 0.1) * 16000) * 2
+        self.history_bytes = int((VAD_WINDOW_S + PREROLL_S + 0.5) * 16000) * 2
         self.fed = 0
         self.speech = bytearray()
         self.segments: list[Segment] = []
@@ -133,29 +131,28 @@ class PocketSphinxStream:
         closed = len(self.segments)
         while len(self.pending) >= size:
             chunk, self.pending = self.pending[:size], self.pending[size:]
-            self.history = (self.history + chunk)[-self.history_bytes:]
-            self.fed += len(chunk)
-            was_in_speech = self.endpointer.in_speech
-            speech = self.endpointer.process(chunk)
-            if speech and not was_in_speech and not self.speech:
-                self.speech += self._preroll()
-            self._speech(speech)
+            self._chunk(chunk)
         texts = [seg.text for seg in self.segments[closed:] if seg.text and not seg.rejected]
         return " ".join(texts) or None
 
-    def _preroll(self) -> bytes:
-        """Up to PREROLL_S of audio just before the endpointer's speech start."""
-        start = int(self.endpointer.speech_start * 16000) * 2
-        history_start = self.fed - len(self.history)
-        begin = max(history_start, start - int(PREROLL_S * 16000) * 2)
-        return self.history[max(0, begin - history_start):max(0, start - history_start)]
-
-    def _speech(self, speech: bytes | None) -> None:
-        """Collect speech the endpointer passed; decode when the segment ends."""
-        if speech:
-            self.speech += speech
+    def _chunk(self, chunk: bytes) -> None:
+        """Run the endpointer on one frame; the segment's audio is cut from our own history
+        (pre-roll before the speech start up to the frame where the endpointer closes it)."""
+        self.history = (self.history + chunk)[-self.history_bytes:]
+        self.fed += len(chunk)
+        was_in_speech = self.endpointer.in_speech
+        self.endpointer.process(chunk)
+        if self.speech:
+            self.speech += chunk
+        elif self.endpointer.in_speech and not was_in_speech:
+            self.speech += self._since_speech_start()
         if self.speech and (not self.endpointer.in_speech or len(self.speech) >= self.max_bytes):
             self._end_segment()
+
+    def _since_speech_start(self) -> bytes:
+        """Audio from PREROLL_S before the endpointer's speech start up to now."""
+        start = int(max(0.0, self.endpointer.speech_start - PREROLL_S) * 16000) * 2
+        return self.history[max(0, start - (self.fed - len(self.history))):]
 
     def _end_segment(self) -> None:
         audio, self.speech = bytes(self.speech), bytearray()
@@ -163,10 +160,8 @@ class PocketSphinxStream:
 
     def finish(self) -> Transcript:
         """Flush the endpointer, decode the last segment, combine all segments (BC-07)."""
-        if self.endpointer.in_speech:
-            size = self.endpointer.frame_bytes
-            last = self.pending[:size].ljust(size, b"\0")  # end_stream rejects b""
-            self.speech += self.endpointer.end_stream(last) or b""
+        if self.speech:
+            self.speech += self.pending
         self.pending = b""
         if self.speech:
             self._end_segment()
