@@ -155,10 +155,11 @@ def build_graph(hub):
              "no_speech": nodes.no_speech}
     for name, fn in plain.items():
         g.add_node(name, partial(fn, hub))
-    engines = {"asr": "asr", "rules": None, "llm_intent": "llm", "llm_answer": "llm",
-               "act": "devices", "tts": "tts"}
-    for name, engine in engines.items():
-        g.add_node(name, guarded(name, getattr(nodes, name), hub, engine=engine))
+    # node -> (its circuit breaker, the engine it loads)
+    engines = {"asr": ("asr", "asr"), "rules": (None, "rules"), "llm_intent": ("llm", "llm"),
+               "llm_answer": ("llm", "llm"), "act": ("devices", "actor"), "tts": ("tts", "tts")}
+    for name, (breaker, loads) in engines.items():
+        g.add_node(name, guarded(name, getattr(nodes, name), hub, engine=breaker, loads=loads))
     g.add_edge(START, "fingerprint")
     g.add_conditional_edges("fingerprint", route_fingerprint, ["asr", "rules", "no_speech"])
     g.add_conditional_edges("asr", route_asr, ["asr", "rules", "placeholder", "no_speech"])

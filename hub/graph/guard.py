@@ -44,14 +44,17 @@ def _attempt(hub, node: str, body: Body, state: dict, cancel: threading.Event) -
     return body(hub, state, cancel)
 
 
-def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callable[[dict], dict]:
+def guarded(node: str, body: Body, hub, *, engine: str | None = None,
+            loads: str | None = None) -> Callable[[dict], dict]:
     """Wrap ``body`` as a LangGraph node named ``node``.
 
     Args:
         node: the node's name (timeouts, faults and the trace use it).
         body: the node's work.
         hub: the orchestrator (``breakers``, ``policy``, ``faults``, ``latency``).
-        engine: the circuit breaker to use; None for nodes without an engine.
+        engine: the circuit breaker to use; None for nodes without one.
+        loads: the engine (:class:`hub.pipeline.Engines` name) to build before the timed
+            call, so a one-time load is paid from the turn's deadline, not the node's timeout.
     Returns:
         A function of the state returning the update, with ``attempts``, ``timings_ms``,
         ``failed`` and ``errors`` set.
@@ -67,7 +70,7 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None) -> Callabl
                    "message": f"{breaker.describe()}; skipped"}
             update = _failure(state, node, err)
         else:
-            update = _run_body(hub, node, body, state, breaker, engine)
+            update = _run_body(hub, node, body, state, breaker, loads)
         update["attempts"] = attempts
         update["timings_ms"] = _timed(state, node, start)
         if update.get("failed") is None:
@@ -90,15 +93,10 @@ def _llm_budget_left(hub, state: dict) -> float:
     return max(0.0, hub.settings.llm.budget_s - spent)
 
 
-ENGINE_OF_BREAKER = {"asr": "asr", "llm": "llm", "tts": "tts", "devices": "actor"}
-"""Which engine (see :class:`hub.pipeline.Engines`) each breaker guards."""
-
-
-def _run_body(hub, node: str, body: Body, state: dict, breaker, engine: str | None) -> dict:
+def _run_body(hub, node: str, body: Body, state: dict, breaker, loads: str | None) -> dict:
     try:
-        if engine in ENGINE_OF_BREAKER:
-            # Loading is a one-time cost paid from the turn's deadline, not the node's timeout.
-            hub.engines.get(ENGINE_OF_BREAKER[engine])
+        if loads is not None:
+            hub.engines.get(loads)
         timeout = hub.policy.timeout(node, state["deadline"])
         if node in LLM_NODES:
             timeout = min(timeout, _llm_budget_left(hub, state))
