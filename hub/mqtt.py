@@ -1,31 +1,28 @@
 """MQTT device backend: publish the act node's actions to a broker, once per idempotency key.
 
-An action ``{"entity", "domain", "service", "data", "idempotency_key"}`` (see :mod:`hub.act`)
-goes to ``<prefix>/<domain>/<slug(entity)>/set`` as the JSON object
-``{"service", "data", "idempotency_key"}`` (QoS 1 by default), and the MQTT v5 message carries
-the key again as the user property ``idempotency_key`` so devices can drop repeats.
-Timer actions (domain ``timer``) live inside the hub and are never published.
+An action ``{"entity", "domain", "service", "data", "idempotency_key"}`` (:mod:`hub.act`) goes
+to ``<prefix>/<domain>/<slug(entity)>/set`` as JSON ``{"service", "data", "idempotency_key"}``
+(QoS 1), the key also as the MQTT v5 user property ``idempotency_key`` so devices can drop
+repeats. Timer actions (domain ``timer``) stay in the hub. The key is claimed in the store's
+outbox first: a ``done`` key is never sent again (also after a restart); a failed publish is
+marked ``failed`` and the graph's retry sends it again under the same key.
 
-Exactly once per key: the key is claimed in the store's outbox before anything is sent; a key
-whose entry is ``done`` is never sent again (also after a restart). A publish that failed is
-marked ``failed``, and a later publish with the same key (the graph's retry) sends it again:
-the broker may have received the first one, which is why the key travels with the message.
-
-Network: paho-mqtt's network loop runs only inside :meth:`MqttBackend.publish`, in the calling
-thread (paho's "external event loop": select, ``loop_read``, ``loop_write``, ``loop_misc``), so
-there is no background thread and no paho reconnect loop; the graph owns retrying. The
-connection is opened lazily, kept for later turns, and dropped after any failure; the next
-publish opens a new one. Every wait (TCP connect, CONNACK, PUBACK) checks ``cancel`` every
-:data:`POLL_S` seconds and stops at the publish's deadline (``timeout_s``).
+paho-mqtt's network loop runs only inside :meth:`MqttBackend.publish`, in the caller's thread
+(paho's "external event loop"): no background thread, no paho reconnect loop (the graph owns
+retrying). The connection opens lazily, is kept for later turns and dropped after any failure;
+the next publish opens a new one. Every wait (TCP connect, CONNACK, PUBACK) checks ``cancel``
+every :data:`POLL_S` seconds and ends at the publish's deadline (``timeout_s``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
 import logging
 import os
+import re
 import select
 import socket
 import sqlite3
@@ -59,24 +56,15 @@ class _Cancelled(Exception):
 def slug(name: str) -> str:
     """An entity name as one MQTT topic level: ``"Kitchen Light"`` -> ``"kitchen_light"``.
 
-    Accents are dropped (``"Café"`` -> ``"cafe"``), letters lower-cased, and each run of other
-    characters (spaces, ``/``, ``+``, ``#``, punctuation) becomes one ``_``; letters of other
-    scripts are kept. Like Home Assistant's ``slugify``, but never empty.
+    Accents dropped (``"Café"`` -> ``"cafe"``), lower case, each run of other characters
+    (spaces, ``/ + #``, punctuation) one ``_``. Like Home Assistant's ``slugify``, never empty.
 
     Raises:
         BadInputError: the name has no letter or digit.
     """
     text = unicodedata.normalize("NFKD", name)
     text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    out, gap = [], False
-    for char in text:
-        if char.isalnum():
-            out.append("_" if gap and out else "")
-            out.append(char)
-            gap = False
-        else:
-            gap = True
-    result = "".join(out)
+    result = re.sub(r"[\W_]+", "_", text).strip("_")
     if not result:
         raise BadInputError(f"entity name {name!r} has no letter or digit for an MQTT topic",
                             node="act")
@@ -98,10 +86,9 @@ def action_payload(action: dict) -> bytes:
 # -- sockets and paho ---------------------------------------------------------------------------
 def open_tcp(host: str, port: int, timeout_s: float,
              cancel: threading.Event | None = None) -> socket.socket:
-    """A TCP connection that gives up after ``timeout_s`` or soon after ``cancel`` is set.
+    """A TCP connection that gives up after ``timeout_s`` or within :data:`POLL_S` of ``cancel``.
 
-    Unlike ``socket.create_connection`` the handshake is non-blocking and polled every
-    :data:`POLL_S` seconds. (Name resolution itself is not interruptible.)
+    Unlike ``socket.create_connection`` the handshake is polled (name lookup is not).
 
     Raises:
         OSError: refused, unreachable, or ``socket.timeout`` after ``timeout_s``.
@@ -115,12 +102,11 @@ def open_tcp(host: str, port: int, timeout_s: float,
             _handshake(sock, addr, deadline, cancel)
             sock.setblocking(True)
             return sock
-        except OSError as exc:
+        except BaseException as exc:
             sock.close()
+            if not isinstance(exc, OSError):
+                raise
             last = exc
-        except BaseException:
-            sock.close()
-            raise
     raise last
 
 
@@ -166,10 +152,7 @@ def new_client(client_id: str):
 
 
 def pump(client, timeout_s: float) -> int:
-    """One turn of paho's network loop in this thread; paho's error code (0: fine).
-
-    Waits up to ``timeout_s`` for the socket, then reads, writes and does keep-alive.
-    """
+    """One turn of paho's network loop here: wait ``timeout_s``, read, write, keep-alive; rc."""
     from paho.mqtt.client import MQTT_ERR_CONN_LOST, MQTT_ERR_NO_CONN
 
     sock = client.socket()
@@ -189,24 +172,11 @@ def pump(client, timeout_s: float) -> int:
 def _discard(client, *, polite: bool) -> None:
     """Close a client's connection (``polite``: send DISCONNECT first when connected)."""
     if polite and client.is_connected():
-        try:
+        with contextlib.suppress(OSError):
             client.disconnect()  # writes DISCONNECT and closes the socket
-        except OSError:
-            pass
     sock = client.socket()
     if sock is not None:
         sock.close()
-
-
-def _on_connect(client, userdata: dict, flags, reason_code, properties) -> None:
-    """Remember the CONNACK's reason code (paho callback API 2)."""
-    userdata["reason"] = reason_code
-
-
-def _one_line(exc: BaseException) -> str:
-    """A short one-line reason for an OSError."""
-    text = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return " ".join(str(text).split())
 
 
 # -- outbox -------------------------------------------------------------------------------------
@@ -218,11 +188,7 @@ class _Outbox:
         self._done: OrderedDict[str, None] = OrderedDict()
 
     def claim(self, key: str, action: dict) -> bool:
-        """True when the action must be published now (new key, or an earlier try failed).
-
-        Raises:
-            TransientError: the store could not record the claim (e.g. locked).
-        """
+        """True: publish now (a new key, or an earlier try failed); TransientError: store locked."""
         if self._store is None:
             return key not in self._done
         try:
@@ -264,20 +230,19 @@ class MqttBackend:
         if settings.qos not in (0, 1, 2):
             raise ConfigError(f"mqtt.qos: expected 0, 1 or 2, got {settings.qos!r}")
         if settings.timeout_s <= 0:
-            raise ConfigError(f"mqtt.timeout_s: expected a positive number, got {settings.timeout_s!r}")
+            raise ConfigError(f"mqtt.timeout_s: expected a positive number, "
+                              f"got {settings.timeout_s!r}")
         self.settings = settings
         self.where = f"{settings.host}:{settings.port}"
         self._client_id = settings.client_id or f"hub-{socket.gethostname()}-{os.getpid()}"
-        self._factory = client_factory or new_client
+        self._factory = new_client if client_factory is None else client_factory
         self._outbox = _Outbox(store)
         self._lock = threading.Lock()
         self._client = None
 
     def publish(self, action: dict, cancel: threading.Event | None = None) -> None:
-        """Publish one action and wait for the broker's PUBACK (QoS 1), once per key.
-
-        Returns when the broker has the message, or at once for a ``timer`` action or a key
-        already published (``done`` in the outbox).
+        """Publish one action and wait for the broker's PUBACK (QoS 1), once per key; returns
+        at once for a ``timer`` action or a key already ``done`` in the outbox.
 
         Raises:
             TransientError: broker unreachable, connection refused or lost, or no CONNACK or
@@ -343,15 +308,13 @@ class MqttBackend:
         return self._client
 
     def _connect(self, deadline: float, cancel: threading.Event | None):
-        """Open a new connection: TCP, CONNECT, wait for CONNACK.
-
-        A new client each time, so paho never re-sends an earlier turn's message on its own.
-        """
+        """A new connection (TCP, CONNECT, CONNACK) with a new client, so paho never re-sends
+        an earlier turn's message on its own."""
         client = self._factory(self._client_id)
         client.cancel = cancel
         userdata: dict = {}
         client.user_data_set(userdata)
-        client.on_connect = _on_connect
+        client.on_connect = lambda _c, data, _flags, reason, _props: data.update(reason=reason)
         client.connect_timeout = max(deadline - time.monotonic(), 0.001)
         try:
             rc = client.connect(self.settings.host, self.settings.port,
@@ -361,7 +324,8 @@ class MqttBackend:
             raise TimeoutError_(f"MQTT connect to {self.where} cancelled", node="act") from None
         except OSError as exc:
             _discard(client, polite=False)
-            raise TransientError(f"MQTT broker {self.where} unreachable: {_one_line(exc)}",
+            reason = " ".join((exc.strerror or str(exc) or type(exc).__name__).split())
+            raise TransientError(f"MQTT broker {self.where} unreachable: {reason}",
                                  node="act") from None
         self._client = client  # dropped by the caller if anything below fails
         if rc != 0:

@@ -9,9 +9,12 @@ output matches nothing either (reported as ``no_reference``).
 Usage::
 
     .venv/bin/python scripts/eval_asr.py [--engine pocketsphinx|vosk] [--unrestricted]
-        [--vosk-model DIR] [--cache-dir DIR] [--verbose] [DIR ...]
+        [--vosk-model DIR] [--cache-dir DIR] [--calibration DIR] [--verbose] [DIR ...]
 
-Default dirs: ``$HUB_SHARED/audio/generated`` and ``.../real`` (shared beside the repo).
+Default dirs: the calibration set (``--calibration``, default ``/tmp/hub-asr-calibration``,
+made by ``scripts/make_asr_calibration.py``; skipped when absent), then the test set
+``$HUB_SHARED/audio/generated`` and ``.../real`` (shared beside the repo). The report keys
+are ``calibration:<dir>`` and ``test:<dir>``: choose thresholds on calibration only.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vosk-model", default="")
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--reject-llr", type=float, default=None)
+    parser.add_argument("--calibration", type=Path, default=Path("/tmp/hub-asr-calibration"))
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     settings = load_settings()
@@ -109,11 +113,14 @@ def main(argv: list[str] | None = None) -> int:
     engine = make_asr_engine(asr, settings.home, cache_dir=args.cache_dir)
     load_s = time.perf_counter() - started
     rules = Rules(Home.from_settings(settings.home), settings.intents)
-    dirs = args.dirs or [shared_dir() / "audio" / "generated", shared_dir() / "audio" / "real"]
+    test = shared_dir() / "audio"
+    dirs = args.dirs or [*([args.calibration] if args.calibration.is_dir() else []),
+                         test / "generated", test / "real"]
     report = {"engine": engine.name, "restrict": asr.restrict, "load_s": round(load_s, 2)}
     for folder in dirs:
         rows = [evaluate_file(engine, rules, p) for p in sorted(folder.glob("*.wav"))]
-        report[folder.name] = summary(rows)
+        role = "test" if folder.resolve().parent == test.resolve() else "calibration"
+        report[f"{role}:{folder.name}"] = summary(rows)
         for row in rows if args.verbose else []:
             if not (row["right"] and row["exact"]):
                 print(json.dumps({k: row[k] for k in ("said", "text", "rejected", "reference",

@@ -36,6 +36,15 @@ VAD_RATIO = 0.6
 PREROLL_S = 0.3
 """Audio before the detected speech start kept with a segment (s): onsets and CMN need it."""
 
+MIN_SPEECH_S = 0.4
+"""Shortest endpointer speech span (s) decoded as a segment; shorter ones are transients
+(clicks, bumps; a spoken word measured >= 0.54 s). Like a VAD's minimum speech duration
+(e.g. Silero VAD's ``min_speech_duration_ms``)."""
+
+WIDE_BEAMS = {"beam": 1e-60, "wbeam": 1e-40, "pbeam": 1e-60}
+"""Beams of the retry pass when the default beams (1e-48, 7e-29, 1e-48) found no complete
+sentence of the grammar (the best path was pruned, e.g. after a noisy onset)."""
+
 NBEST_EXTRA = 20
 """N-best entries read from the lattice before deduplication (many differ only in fillers)."""
 
@@ -65,6 +74,7 @@ class PocketSphinxEngine:
         self.vocab = vocab
         self.lock = threading.Lock()
         self.decoder = _make_decoder(_grammar_config(vocab))
+        self.wide = _make_decoder({**_grammar_config(vocab), **WIDE_BEAMS}) if vocab else None
         self.phone_loop = (_make_decoder({"allphone": str(model_dir().parent / "en-us-phone.lm.bin"),
                                           "lw": 1.0, "bestpath": False})
                            if vocab is not None else None)
@@ -122,6 +132,7 @@ class PocketSphinxStream:
         self.history_bytes = int((VAD_WINDOW_S + PREROLL_S + 0.5) * 16000) * 2
         self.fed = 0
         self.speech = bytearray()
+        self.start_s = 0.0
         self.segments: list[Segment] = []
 
     def accept(self, frame: bytes) -> str | None:
@@ -146,17 +157,24 @@ class PocketSphinxStream:
             self.speech += chunk
         elif self.endpointer.in_speech and not was_in_speech:
             self.speech += self._since_speech_start()
-        if self.speech and (not self.endpointer.in_speech or len(self.speech) >= self.max_bytes):
-            self._end_segment()
+            self.start_s = self.endpointer.speech_start
+        if self.speech and not self.endpointer.in_speech:
+            self._end_segment(self.endpointer.speech_end - self.start_s)
+        elif len(self.speech) >= self.max_bytes:
+            self._end_segment(self.fed / 32000 - self.start_s)
 
     def _since_speech_start(self) -> bytes:
         """Audio from PREROLL_S before the endpointer's speech start up to now."""
         start = int(max(0.0, self.endpointer.speech_start - PREROLL_S) * 16000) * 2
         return self.history[max(0, start - (self.fed - len(self.history))):]
 
-    def _end_segment(self) -> None:
+    def _end_segment(self, span_s: float) -> None:
+        """Decode the collected segment unless its speech span is a transient."""
         audio, self.speech = bytes(self.speech), bytearray()
-        self.segments.append(decode_segment(self.engine, audio))
+        if span_s >= MIN_SPEECH_S:
+            self.segments.append(decode_segment(self.engine, audio))
+        else:
+            _LOG.debug("dropped a %.2f s transient", span_s)
 
     def finish(self) -> Transcript:
         """Flush the endpointer, decode the last segment, combine all segments (BC-07)."""
@@ -164,31 +182,43 @@ class PocketSphinxStream:
             self.speech += self.pending
         self.pending = b""
         if self.speech:
-            self._end_segment()
+            self._end_segment(self.fed / 32000 - self.start_s)
         return combine(self.segments, self.engine.name, self.engine.settings.nbest)
 
 
 def decode_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
     """Decode one segment with the grammar (and the phone loop for rejection)."""
     with engine.lock:
-        decoders = [d for d in (engine.decoder, engine.phone_loop) if d is not None]
-        for decoder in decoders:
-            decoder.start_utt()
-            decoder.process_raw(audio, full_utt=True)
-            decoder.end_utt()
-        return segment_result(engine)
+        grammar = _run(engine.decoder, audio)
+        if engine.wide is not None and not _text(grammar):
+            grammar = _run(engine.wide, audio)
+        if engine.phone_loop is not None and _text(grammar):
+            _run(engine.phone_loop, audio)
+        return segment_result(engine, grammar)
 
 
-def segment_result(engine: PocketSphinxEngine) -> Segment:
-    """Text, n-best and confidence of the utterance the decoders just ended."""
-    hyp = engine.decoder.hyp()
-    text = hyp.hypstr.strip() if hyp is not None else ""
+def _run(decoder, audio: bytes):
+    """Decode ``audio`` as one utterance (batch CMN over it); returns the decoder."""
+    decoder.start_utt()
+    decoder.process_raw(audio, full_utt=True)
+    decoder.end_utt()
+    return decoder
+
+
+def _text(decoder) -> str:
+    hyp = decoder.hyp()
+    return hyp.hypstr.strip() if hyp is not None else ""
+
+
+def segment_result(engine: PocketSphinxEngine, decoder) -> Segment:
+    """Text, n-best and confidence of the utterance ``decoder`` (and the phone loop) ended."""
+    text = _text(decoder)
     if not text:
         return Segment("")
-    alternatives = dedupe([text, *_nbest(engine.decoder)], engine.settings.nbest)
+    alternatives = dedupe([text, *_nbest(decoder)], engine.settings.nbest)
     if engine.phone_loop is None:
         return Segment(text, alternatives)
-    confidence = phone_loop_llr(engine.decoder.seg(), engine.phone_loop.seg())
+    confidence = phone_loop_llr(decoder.seg(), engine.phone_loop.seg())
     rejected = confidence is not None and confidence < engine.settings.reject_llr
     _LOG.debug("segment %r llr=%s rejected=%s", text, confidence, rejected)
     return Segment(text, alternatives, rejected=rejected, confidence=confidence)

@@ -1,0 +1,177 @@
+"""Synthesize the ASR calibration set (never the test set in shared/audio).
+
+In-grammar commands are random walks through the home's recognizer grammar (``grammar.fsg``)
+that the rules turn into an intent and that are not a file name of shared/audio;
+out-of-grammar speech is :data:`OOV_SENTENCES` (chit-chat, questions, long sentences,
+commands this home cannot do), each checked to give no intent. Every sentence is spoken by
+espeak-ng (several voices and speeds) or Piper joe (varied ``length_scale``/noise), then sox
+makes a 16 kHz mono 16-bit file with a random room: reverb, background noise at 10-30 dB SNR,
+band limiting, gain, and sometimes a short click before the speech (a button or mic bump).
+File names are what was said (``oov_`` prefix for out-of-grammar), as in shared/audio, so
+``scripts/eval_asr.py DIR`` scores them. Seeded: the same set comes out every run.
+
+Usage::
+
+    .venv/bin/python scripts/make_asr_calibration.py [--out DIR] [--commands 70] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hub.asr.vocab import build_vocab  # noqa: E402
+from hub.home import Home  # noqa: E402
+from hub.intents import Rules  # noqa: E402
+from hub.settings import load_settings  # noqa: E402
+
+OOV_SENTENCES = (
+    "play some jazz in the living room", "how are you doing today", "tell me a joke",
+    "what is the capital of france", "who won the football game last night",
+    "remind me to call my mother tomorrow", "order a large pizza with mushrooms",
+    "what does the fox say", "i think we should go to the beach this weekend",
+    "can you recommend a good book", "turn on the sprinklers in the garden",
+    "add thirty seconds to the timer", "open the bedroom curtains",
+    "play the next episode", "call the plumber", "lock the back gate",
+    "set the oven to two hundred degrees", "start the dishwasher", "feed the cat",
+    "how tall is mount everest", "thank you very much", "good morning",
+    "my favorite color is blue but my sister likes green",
+    "yesterday i went to the store and bought some bread and milk and eggs",
+    "the quick brown fox jumps over the lazy dog",
+    "when does the train to boston leave in the morning",
+    "i am not sure what you mean by that", "please spell the word necessary",
+    "turn up the heat in the basement", "vacuum the living room floor",
+    "show me pictures of my holiday", "send a message to john saying i will be late",
+    "how many ounces are in a pound", "what movies are playing tonight",
+    "close the garage in the attic", "dim the porch lamp", "set an alarm for seven",
+    "it was a dark and stormy night and the wind was howling through the trees",
+    "could you check whether the package arrived",
+    "translate good night into spanish", "let's listen to the radio",
+    "what is the meaning of life", "start the car", "make me a coffee",
+)
+"""Out-of-grammar speech: none of it is a command the home's rules accept."""
+
+ESPEAK_VOICES = ("en-us+m3", "en-us+f2", "en-us+m7", "en+m1", "en-us+f4", "en-us")
+
+
+def fsg_walks(fsg: Path, count: int, rng: random.Random) -> list[str]:
+    """``count`` random walks from the start to the final state of a Sphinx FSG file."""
+    arcs: dict[int, list[tuple[int, str]]] = {}
+    start = final = 0
+    for line in fsg.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if parts[:1] == ["START_STATE"]:
+            start = int(parts[1])
+        elif parts[:1] == ["FINAL_STATE"]:
+            final = int(parts[1])
+        elif parts[:1] == ["TRANSITION"]:
+            arcs.setdefault(int(parts[1]), []).append((int(parts[2]), parts[4]))
+    walks = []
+    for _ in range(count):
+        state, words = start, []
+        while state != final:
+            state, word = rng.choice(arcs[state])
+            words.append(word)
+        walks.append(" ".join(words))
+    return walks
+
+
+def commands(settings, rules: Rules, count: int, rng: random.Random, exclude: set) -> list:
+    """In-grammar sentences the rules match, one per intent in turn for variety."""
+    vocab = build_vocab(settings.home)
+    by_intent: dict[str, list[str]] = {}
+    for text in fsg_walks(vocab.fsg_path, count * 40, rng):
+        match = rules.recognize(text)
+        if match is not None and text not in exclude:
+            by_intent.setdefault(match.intent, []).append(text)
+    pools = [list(dict.fromkeys(texts)) for texts in by_intent.values()]
+    chosen: list[str] = []
+    while len(chosen) < count and any(pools):
+        for pool in pools:
+            if pool and len(chosen) < count:
+                chosen.append(pool.pop(0))
+    return chosen
+
+
+def speak(text: str, out: Path, rng: random.Random, piper_voice: Path) -> None:
+    """Synthesize ``text`` into ``out`` (any wav) with a random voice."""
+    spoken = text.replace(" tv", " TV")
+    if rng.random() < 0.5:
+        subprocess.run(["espeak-ng", "-v", rng.choice(ESPEAK_VOICES), "-s",
+                        str(rng.randint(130, 185)), "-w", str(out), spoken], check=True)
+    else:
+        subprocess.run([sys.executable, "-m", "piper", "-m", str(piper_voice), "-f", str(out),
+                        "--length-scale", f"{rng.uniform(0.8, 1.25):.2f}",
+                        "--noise-scale", f"{rng.uniform(0.5, 0.9):.2f}",
+                        "--noise-w-scale", f"{rng.uniform(0.6, 1.0):.2f}"],
+                       input=spoken, text=True, check=True, capture_output=True)
+
+
+def room(dry: Path, out: Path, rng: random.Random, tmp: Path) -> None:
+    """``dry`` in a random room: 16 kHz mono, reverb, band limit, noise, maybe a click."""
+    clean = tmp / "clean.wav"
+    subprocess.run(["sox", dry, "-r", "16000", "-c", "1", "-b", "16", clean, "pad",
+                    f"{rng.uniform(0.2, 0.6):.2f}", f"{rng.uniform(0.6, 1.2):.2f}",
+                    "reverb", str(rng.randint(10, 60)), "highpass", str(rng.randint(80, 200)),
+                    "lowpass", str(rng.randint(3800, 7500)), "norm", f"-{rng.randint(3, 15)}"],
+                   check=True, capture_output=True)
+    length = float(subprocess.run(["soxi", "-D", clean], capture_output=True, text=True,
+                                  check=True).stdout)
+    noise = tmp / "noise.wav"
+    subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", noise, "synth",
+                    f"{length:.3f}", rng.choice(["pinknoise", "brownnoise", "whitenoise"]),
+                    "vol", f"{10 ** (-(rng.uniform(10, 30) + 12) / 20):.5f}"],
+                   check=True, capture_output=True)
+    parts = [clean]
+    if rng.random() < 0.35:
+        click = tmp / "click.wav"
+        subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", click, "synth",
+                        f"{rng.uniform(0.02, 0.12):.3f}", "whitenoise", "vol", "0.3", "pad", "0",
+                        f"{rng.uniform(0.1, 0.3):.2f}"], check=True, capture_output=True)
+        parts = [click, clean]
+        joined = tmp / "joined.wav"
+        subprocess.run(["sox", *parts, joined], check=True, capture_output=True)
+        clean = joined
+        length = float(subprocess.run(["soxi", "-D", clean], capture_output=True, text=True,
+                                      check=True).stdout)
+        subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", noise, "synth",
+                        f"{length:.3f}", "pinknoise", "vol", "0.01"], check=True,
+                       capture_output=True)
+    subprocess.run(["sox", "-m", clean, noise, "-b", "16", out], check=True, capture_output=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("/tmp/hub-asr-calibration"))
+    parser.add_argument("--commands", type=int, default=70)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--settings", default=None, help="hub.toml with the home")
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    settings = load_settings(args.settings)
+    rules = Rules(Home.from_settings(settings.home), settings.intents)
+    shared = Path(__file__).resolve().parents[2] / "shared" / "audio"
+    exclude = {p.stem.lower() for p in shared.glob("*/*.wav")}
+    oov = [t for t in OOV_SENTENCES if rules.recognize(t) is None]
+    sentences = commands(settings, rules, args.commands, rng, exclude) + [f"oov_{t}" for t in oov]
+    from hub.tts import default_voice_paths  # the joe voice of the piper wheel
+
+    piper_voice = default_voice_paths()[0]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        for text in sentences:
+            speak(text.removeprefix("oov_"), tmp / "dry.wav", rng, piper_voice)
+            room(tmp / "dry.wav", args.out / f"{text}.wav", rng, tmp)
+    print(f"{len(sentences) - len(oov)} commands + {len(oov)} oov -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
