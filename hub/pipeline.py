@@ -192,8 +192,16 @@ class Hub:
                 "sensitive_names": [e.name for e in ents if e.sensitive],
                 "min_confidence": self.settings.llm.min_confidence}
 
+    def llm_vocabulary(self):
+        """``(Vocabulary, min_confidence)`` for checking LLM output against this home."""
+        from hub.llm.parse import Vocabulary
+
+        w = self.llm_whitelist()
+        return (Vocabulary(w["allowed_intents"], w["entity_names"], w["area_names"],
+                           w["sensitive_names"]), w["min_confidence"])
+
     def llm_match(self, result, transcript: str):
-        """An IntentMatch for an LLM result, or None when it names what was not said."""
+        """An IntentMatch for an LLM result, or a Refusal (see :mod:`hub.graph.llm_guard`)."""
         from hub.graph.llm_guard import to_match
 
         return to_match(result, transcript, self.home)

@@ -212,3 +212,75 @@ def test_placeholder_uses_the_configured_voice_once_rendered(tmp_path):
     hub.engines.warm(["tts"])
     assert hub.placeholder_audio() != shipped
     assert hub.placeholder_audio()[1] == FakeTts.rate
+
+
+# -- BC-22, BC-15, BC-13, BC-08 through the LLM path -----------------------------------------
+def _llm_turn(text, reply, answer=("Fine.",)):
+    llm = FakeLlm((reply,), answer=answer)
+    hub = make_hub(text=text, llm=llm)
+    return hub, hub.turn_audio(speech())
+
+
+@pytest.mark.parametrize("text", [
+    "turn off all the lights except the kitchen",
+    "turn off every light but the kitchen and the hallway",
+    "don't turn off the kitchen light",
+])
+def test_bc22_llm_never_acts_on_an_exclusion(text):
+    hub, trace = _llm_turn(text, '{"intent": "HassTurnOff", "slots": {"name": "Kitchen Light"}, '
+                                 '"confidence": 0.95}')
+    hub.home.set_state("Kitchen Light", "on")
+    trace = hub.turn_audio(speech(1.2))
+    assert trace["intent"] is None and hub.home.state("Kitchen Light") == "on"
+    assert "name the devices" in trace["response"]
+
+
+def test_bc22_bare_off_from_llm_asks_which_device():
+    hub = make_hub(text="off", llm=FakeLlm(('{"intent": "HassTurnOff", "slots": '
+                                            '{"domain": "light"}, "confidence": 0.99}',)))
+    hub.home.set_state("Office Light", "on")
+    trace = hub.turn_audio(speech())
+    assert trace["response"] == "Which device do you mean?"
+    assert hub.home.state("Office Light") == "on"
+
+
+@pytest.mark.parametrize("slots", [
+    '{"name": "Kitchen Light", "brightness": -50}',
+    '{"name": "Kitchen Light", "brightness": 9999}',
+    '{"name": "Kitchen Light", "brightness": "bright"}',
+    '{"name": "Kitchen Light", "color": "ultraviolet"}',
+    '{"name": "Kitchen Light", "minutes": 1e308}',
+    '{"name": "Kitchen Light", "flux": 3}',
+])
+def test_bc15_llm_slot_values_are_checked_before_any_action(slots):
+    hub, trace = _llm_turn("set the kitchen light please",
+                           '{"intent": "HassLightSet", "slots": ' + slots + ', "confidence": 0.9}')
+    assert trace["intent"] is None and trace["response"].startswith("Sorry, I can't do that")
+    assert hub.home.state("Kitchen Light") == "off" and trace["errors"] == []
+
+
+def test_bc15_unknown_room_is_named_back():
+    _, trace = _llm_turn("turn on the lights in the garage",
+                         '{"intent": "HassTurnOn", "slots": {"room": "garage"}, '
+                         '"confidence": 0.9}')
+    assert trace["response"] == "I don't know a room called garage."
+
+
+@pytest.mark.parametrize("answer,spoken", [
+    ('```json\n{"answer": "blue"}\n```', "blue"),
+    ("<b>Blue</b> light scatters.", "Blue light scatters."),
+])
+def test_bc13_answers_are_cleaned_before_tts(answer, spoken):
+    hub, trace = _llm_turn("why is the sky blue", '{"intent": "answer", "confidence": 0.9}',
+                           answer=(answer,))
+    assert trace["response"] == spoken
+    assert not any(ch in "".join(hub.fake_tts.sentences) for ch in "{}`<>")
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "\n\t", "...", "?!", "—", "🙂👍",
+                                    '{"intent": "HassTurnOn", "slots": {}}'])
+def test_bc08_unspeakable_llm_answer_falls_back_to_speech(answer):
+    hub, trace = _llm_turn("why is the sky blue", '{"intent": "answer", "confidence": 0.9}',
+                           answer=(answer,))
+    assert trace["fallback_level"] == 4 and hub.last_audio[0]
+    assert [e["kind"] for e in trace["errors"]] == ["invalid_output", "invalid_output"]

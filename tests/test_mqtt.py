@@ -335,7 +335,9 @@ def test_cancel_stops_a_hung_tcp_connect(prefix):
         server = stack.enter_context(socket.create_server(("127.0.0.1", 0), backlog=0))
         port = server.getsockname()[1]
         for _ in range(3):  # fill the accept queue: later SYNs are dropped, connect hangs
-            stack.enter_context(socket.socket()).connect_ex(("127.0.0.1", port))
+            filler = stack.enter_context(socket.socket())
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
         backend = MqttBackend(settings(prefix, port=port, timeout_s=60.0))
         cancel = threading.Event()
         worker, result = run_in_thread(backend.publish, action("s:0:0"), cancel)

@@ -94,6 +94,8 @@ def route_llm_intent(hub, state: dict) -> str:
         return "act"
     if state.get("confirm") is not None:
         return "confirm"
+    if state.get("response"):
+        return "respond"  # a refusal to speak
     if not hub.llm_enabled("answer"):
         return "faq"
     llm = state.get("llm")
@@ -166,7 +168,8 @@ def build_graph(hub):
     g.add_conditional_edges("rules", partial(route_rules, hub),
                             ["rules", "act", "llm_intent", "faq"])
     g.add_conditional_edges("llm_intent", partial(route_llm_intent, hub),
-                            ["llm_intent", "act", "confirm", "llm_answer", "faq", "relaxed"])
+                            ["llm_intent", "act", "confirm", "llm_answer", "faq", "relaxed",
+                             "respond"])
     g.add_conditional_edges("llm_answer", route_llm_answer, ["llm_answer", "respond", "relaxed"])
     g.add_conditional_edges("relaxed", route_relaxed, ["act", "faq"])
     g.add_conditional_edges("faq", route_faq, ["respond", "placeholder"])

@@ -1,21 +1,48 @@
-"""The last check before an LLM intent may act: it must name what the person said.
+"""The last checks before an LLM intent may act (after :func:`hub.llm.parse.check_output`).
 
-The LLM's output has already passed :func:`hub.llm.parse.parse_intent` (known intent, known
-names, confidence). This check adds that each entity or area it targets is *mentioned* in the
-transcript: at least one distinctive word of the name appears (``"kitchen"`` for
-``Kitchen Light``; generic words like "light" or "door" do not count). A paraphrase can imply
-an entity ("it's too dark in the kitchen") but never reach one nobody named.
+1. **Mentioned**: each entity or area it targets is mentioned in the transcript — at least
+   one distinctive word of the name (``"kitchen"`` for ``Kitchen Light``; generic words like
+   "light" or "door" do not count). A paraphrase can imply an entity ("it's too dark in the
+   kitchen") but never reach one nobody named. A device intent with no target at all is not
+   acted on either (a bare "off" gets a question back, never "all lights").
+2. **Not excluded**: a transcript with an exclusion or negation ("except", "but", "other
+   than", "don't", "not") is never acted on from the LLM path (case BC-22): the hub asks.
+3. **Values in range**: every slot is one the handlers know and its value is in range
+   (brightness and position 0–100, a known color, a timer of at most 24 hours, a short item)
+   before any side effect (case BC-15).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import re
+from dataclasses import dataclass
 
 log = logging.getLogger("hub.llm")
 
 GENERIC_WORDS = frozenset({"the", "a", "an", "light", "lights", "lamp", "door", "doors", "of",
                            "in", "on", "my", "switch", "sensor", "list"})
+EXCLUSION = re.compile(r"\b(except|but|besides|apart from|other than|excluding|not|don't|"
+                       r"dont|do not|never|no)\b")
+DEVICE_INTENTS = frozenset({"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition",
+                            "HassMediaPause", "HassMediaUnpause", "HassMediaNext",
+                            "HassMediaPrevious", "HassSetVolume"})
+COLORS = frozenset({"white", "black", "red", "orange", "yellow", "green", "blue", "purple",
+                    "brown", "pink", "turquoise"})
+_TEXT_SLOTS = frozenset({"name", "area", "domain", "floor", "state", "device_class", "item",
+                         "timer_name", "name_list"})
+_RANGES = {"brightness": (0, 100), "position": (0, 100), "volume_level": (0, 100),
+           "hours": (0, 24), "minutes": (0, 1440), "seconds": (0, 86400),
+           "duration_s": (1, 86400)}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why an LLM intent is not acted on; ``message`` is what the hub says instead."""
+
+    reason: str
+    message: str
 
 
 def _words(text: str) -> set[str]:
@@ -29,23 +56,67 @@ def mentioned(name: str, transcript: str) -> bool:
     return bool(distinctive & said) if distinctive else bool(_words(name) & said)
 
 
+def _number(value) -> float | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def check_slot(key: str, value) -> str | None:
+    """None when ``key=value`` is a slot the handlers accept, else a short reason."""
+    if key in _RANGES:
+        number = _number(value)
+        low, high = _RANGES[key]
+        if number is None or not low <= number <= high:
+            return f"{key} {value!r} is outside {low}-{high}"
+        return None
+    if key == "color":
+        return None if str(value).strip().lower() in COLORS else f"unknown color {value!r}"
+    if key in _TEXT_SLOTS:
+        ok = isinstance(value, str) and 0 < len(value.strip()) <= 80
+        return None if ok else f"{key} {value!r} is not a short name"
+    return f"unknown slot {key!r}"
+
+
+def refuse(result, transcript: str) -> Refusal | None:
+    """The reason the LLM ``result`` must not act for ``transcript``, or None when it may."""
+    slots = dict(result.slots)
+    if EXCLUSION.search(transcript.lower()):
+        return Refusal("exclusion", "Sorry, I can't leave things out yet. "
+                                    "Please name the devices you mean.")
+    for key, value in slots.items():
+        problem = check_slot(key, value)
+        if problem:
+            return Refusal("bad_value", f"Sorry, I can't do that: {problem}.")
+    targets = [slots[k] for k in ("name", "area") if isinstance(slots.get(k), str)]
+    if result.intent in DEVICE_INTENTS and not targets:
+        return Refusal("no_target", "Which device do you mean?")
+    for target in targets:
+        if not mentioned(target, transcript):
+            return Refusal("not_mentioned", "Sorry, I'm not sure which device you mean.")
+    return None
+
+
 def to_match(result, transcript: str, home):
-    """An :class:`hub.intents.IntentMatch` for the LLM ``result``, or None if it names what was not said.
+    """An :class:`hub.intents.IntentMatch` for the LLM ``result``, or a :class:`Refusal`.
 
     Args:
         result: a :class:`hub.llm.parse.LlmIntent` (slots ``name``/``area`` canonical).
         transcript: what the person said.
-        home: the :class:`hub.home.Home` (to resolve an area to its entities).
+        home: the :class:`hub.home.Home`.
     """
     from hub.intents import IntentMatch
 
+    refusal = refuse(result, transcript)
+    if refusal is not None:
+        log.warning("llm intent %s %s not acted on (%s): %r", result.intent, result.slots,
+                    refusal.reason, transcript)
+        return refusal
     slots = dict(result.slots)
-    targets = [v for k, v in slots.items() if k in ("name", "area") and isinstance(v, str)]
-    for target in targets:
-        if not mentioned(target, transcript):
-            log.warning("llm named %r, which the transcript %r does not mention; not acting",
-                        target, transcript)
-            return None
     name = slots.get("name")
     entities = (name,) if isinstance(name, str) else ()
     return IntentMatch(intent=result.intent, slots=slots, text=transcript, source="llm",

@@ -76,37 +76,49 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     return {"matches": [match], "transcript": text, "source": "rules"}
 
 
+MAX_RAW_CHARS = 4000
+"""Model output longer than this is cut before parsing (a runaway model, BC-13)."""
+
+
 def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
-    """Ask the LLM what an unmatched transcript means; act only on what passes the whitelist."""
-    from hub.llm.parse import parse_intent
+    """Ask the LLM what an unmatched transcript means; act only on what passes every check."""
+    from hub.graph.llm_guard import Refusal, mentioned
+    from hub.llm.parse import Rejection, check_output
 
     engine = hub.engines.llm()
     strict = state.get("attempts", {}).get("llm_intent", 0) >= 1  # a retry: stricter prompt
-    raw = engine.classify(state["transcript"], cancel, strict=strict)
+    raw = engine.classify(state["transcript"], cancel, strict=strict)[:MAX_RAW_CHARS]
     log.info("llm raw output: %r", raw)
-    result = parse_intent(raw, **hub.llm_whitelist())
-    if result is None:
+    vocab, min_conf = hub.llm_vocabulary()
+    result = check_output(raw, vocab, min_conf)
+    transcript = state["transcript"]
+    if isinstance(result, Rejection):
+        log.info("llm output not acted on (%s %s)", result.reason, result.value)
+        if result.reason in ("unknown_name", "unknown_area") and mentioned(result.value, transcript):
+            return {"llm": None, "matches": [], "response": result.message, "source": "llm"}
         return {"llm": None, "matches": []}
     if result.intent == "answer":
         return {"llm": result, "matches": []}
-    match = hub.llm_match(result, state["transcript"])
-    if match is None:
-        return {"llm": None, "matches": []}
+    match = hub.llm_match(result, transcript)
+    if isinstance(match, Refusal):
+        return {"llm": None, "matches": [], "response": match.message, "source": "llm"}
     if result.needs_confirmation:
         return {"llm": result, "matches": [], "confirm": match}
     return {"llm": result, "matches": [match], "source": "llm"}
 
 
 def llm_answer(hub, state: dict, cancel: threading.Event) -> dict:
-    """A short spoken answer from the LLM (at most two sentences)."""
+    """A short spoken answer from the LLM (at most two sentences), cleaned for speech."""
+    from hub.graph.speech import clean_answer
+
     sentences = []
     for sentence in hub.engines.llm().answer(state["transcript"], cancel):
-        sentences.append(sentence)
+        sentences.append(clean_answer(sentence))
         if cancel.is_set():
             break
-    text = " ".join(s.strip() for s in sentences if s.strip())
+    text = " ".join(s for s in sentences if s)
     if not text:
-        raise InvalidOutputError("llm gave an empty answer", node="llm_answer")
+        raise InvalidOutputError("llm gave nothing speakable", node="llm_answer")
     return {"response": text, "source": "llm"}
 
 
@@ -119,11 +131,17 @@ def confirm(hub, state: dict) -> dict:
     """Ask before a sensitive action that came from the LLM; the next turn's yes does it."""
     match = state["confirm"]
     hub.pending_confirmation(match)
-    name = ", ".join(match.entities) or str(match.slots.get("name", "that"))
-    domain = hub.domain_of(match.entities[0]) if match.entities else None
+    slots = match.slots
+    domain = hub.domain_of(match.entities[0]) if match.entities else slots.get("domain")
     verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
-    return {"response": f"Do you want me to {verb} the {name}?", "source": "llm",
-            "intent": match.intent, "slots": dict(match.slots)}
+    if match.entities:
+        target = "the " + ", ".join(match.entities)
+    elif slots.get("area"):
+        target = f"the {domain or 'device'}s in the {slots['area']}"
+    else:
+        target = f"every {domain or 'device'}"
+    return {"response": f"Do you want me to {verb} {target}?", "source": "llm",
+            "intent": match.intent, "slots": dict(slots)}
 
 
 # -- action and answer ------------------------------------------------------------------------

@@ -1,0 +1,25 @@
+"""Text that is about to be spoken: no JSON, code fences, markup or emoji (case BC-13)."""
+
+from __future__ import annotations
+
+import re
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*|```")
+_TAG = re.compile(r"</?[a-zA-Z][^<>]{0,200}>")
+_MARKS = re.compile(r"[{}\[\]`*_#|<>~^\\]")
+
+
+def clean_answer(text: str) -> str:
+    """``text`` fit for TTS: code fences, HTML tags, JSON braces and markdown marks removed.
+
+    A JSON object is dropped, except the value of an ``answer``/``text``/``response`` key
+    (``{"answer": "blue"}`` -> ``blue``); an intent object says nothing. Returns "" when nothing speakable remains.
+    """
+    text = _FENCE.sub(" ", text)
+    text = _TAG.sub(" ", text)
+    if "{" in text and ":" in text:
+        values = re.findall(r'"(?:answer|text|response|reply|message)"\s*:\s*"([^"]*)"', text)
+        text = re.sub(r"\{.*\}", " ", text, flags=re.S) + " " + " ".join(values)
+    text = _MARKS.sub(" ", text)
+    text = " ".join(text.split())
+    return text if any(ch.isalnum() for ch in text) else ""
