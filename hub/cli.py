@@ -94,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a path the user gave: missing folder, no permission, ...
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"hub: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is reported
         if getattr(args, "verbose", 0) >= 2:
             raise

@@ -1,32 +1,22 @@
 """``hub run``: the daemon. Microphone -> wake word -> utterance -> turn -> speaker.
 
-A supervisor loop driven by a state enum (style.md item 4): ``LISTENING`` while the mic is
-read, ``ANSWERING`` during a turn, ``RECOVERING`` after the audio device failed (it is reopened
-by name), ``STOPPED`` at the end. Answers are played sentence by sentence as TTS makes them.
+The microphone (:mod:`hub.mic`) reopens a failed device by name with back-off; the
+listening loop (:mod:`hub.listen`) tells systemd it is ready and alive. Answers are played sentence by sentence as TTS makes them.
 One JSON trace line per turn goes to stdout; the same trace goes to the journal.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import logging
 import queue
 import sys
 import threading
 
-from hub.errors import DeviceUnavailableError, HubError
+from hub.errors import HubError
+from hub.notify import notify
 
 log = logging.getLogger("hub.daemon")
-
-
-class State(enum.Enum):
-    """Where the daemon is."""
-
-    LISTENING = "listening"
-    ANSWERING = "answering"
-    RECOVERING = "recovering"
-    STOPPED = "stopped"
 
 
 class Speaker:
@@ -70,13 +60,21 @@ class Speaker:
         if not self._pushed and pcm and rate:
             self._queue.put(AudioChunk(pcm=pcm, rate=rate, text=""))
         self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout_s)
+        waited = 0.0
+        while self._thread is not None and self._thread.is_alive() and waited < timeout_s:
+            self._thread.join(1.0)
+            waited += 1.0
+            notify("WATCHDOG=1")  # a long answer is playing: the daemon is alive
         self._queue = None
 
 
 def run_daemon(args) -> int:
-    """Run until interrupted; 4 when no audio device opens (DeviceUnavailableError)."""
+    """Run until interrupted.
+
+    The microphone reopens a failed device by name by itself; when it stays unavailable for
+    ``[audio] device_wait_s``, DeviceUnavailableError ends the daemon with exit code 4, and
+    systemd's ``Restart=on-failure`` takes over.
+    """
     from hub.listen import listen
     from hub.mic import open_mic
     from hub.playback import make_player
@@ -89,19 +87,12 @@ def run_daemon(args) -> int:
     wake = None if args.no_wake or not settings.wake.enabled else make_wake(settings.wake)
     speaker = Speaker(make_player(settings.audio))
     hub.player = speaker
-    state = State.LISTENING
-    while state is not State.STOPPED:
-        mic = open_mic(settings.audio)
-        try:
-            with mic:
-                state = _serve(hub, speaker, listen(mic, wake, settings))
-        except DeviceUnavailableError as exc:
-            log.warning("audio device lost: %s; reopening", exc.message)
-            state = State.RECOVERING
+    with open_mic(settings.audio) as mic:
+        _serve(hub, speaker, listen(mic, wake, settings))
     return 0
 
 
-def _serve(hub, speaker: Speaker, utterances) -> "State":
+def _serve(hub, speaker: Speaker, utterances) -> None:
     for samples in utterances:
         speaker.start_turn()
         try:
@@ -111,4 +102,3 @@ def _serve(hub, speaker: Speaker, utterances) -> "State":
             speaker.end_turn(pcm, rate)
         sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
         sys.stdout.flush()
-    return State.STOPPED

@@ -198,6 +198,7 @@ class Mic:
         self._sd, self._name, self._stream = sd, name, stream
         self._wait_s, self._sleep = wait_s, sleep
         self.overflows = 0
+        self._failures, self._failing_s = 0, 0.0
         self._use(config)
 
     def _use(self, config: MicConfig) -> None:
@@ -222,6 +223,7 @@ class Mic:
             except self._sd.PortAudioError as exc:
                 self._reopen(exc)
                 continue
+            self._failures, self._failing_s = 0, 0.0
             if overflowed:
                 self.overflows += 1
                 log.warning("input overflow on %r (%d so far)", self.config.device,
@@ -231,9 +233,23 @@ class Mic:
                 yield block
 
     def _reopen(self, exc: Exception) -> None:
+        """Reopen after a read error, backing off while reads keep failing (no tight loop).
+
+        Raises:
+            DeviceUnavailableError: reads kept failing for ``device_wait_s``.
+        """
         log.warning("audio read failed on %r: %s; reopening it", self.config.device, exc)
         _close_quietly(self._sd, self._stream)
         self._stream = None
+        if self._failures:
+            if self._failing_s >= self._wait_s:
+                raise DeviceUnavailableError(
+                    f"audio input {self.config.device!r} keeps failing: {exc} "
+                    f"(for {self._failing_s:g} s)", node="mic")
+            pause = min(BACKOFF_MAX_S, 0.5 * 2 ** (self._failures - 1))
+            self._sleep(pause)
+            self._failing_s += pause
+        self._failures += 1
         _reinitialise(self._sd)
         stream, config = _open_waiting(self._sd, self._name, self._wait_s, self._sleep)
         self._stream = stream

@@ -52,6 +52,19 @@ def _actor(hub):
     return Actor(hub.home, Timers())
 
 
+class _NoDevices:
+    """The device backend when ``[mqtt]`` is off: actions stay in the in-process home."""
+
+    def publish(self, action: dict, cancel=None) -> None:
+        """Nothing to send."""
+
+
+def _devices(hub):
+    from hub.mqtt import make_backend
+
+    return make_backend(hub.settings.mqtt, hub.store) or _NoDevices()
+
+
 def _tts(hub):
     from hub.tts import make_tts
 
@@ -73,6 +86,7 @@ def _faq(hub):
 
 DEFAULT_FACTORIES: dict[str, Callable] = {
     "asr": _asr, "rules": _rules, "actor": _actor, "tts": _tts, "llm": _llm, "faq": _faq,
+    "devices": _devices,
 }
 """Engine factories by name; each takes the Hub and returns the engine."""
 

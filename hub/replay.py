@@ -71,7 +71,12 @@ def make_hub(args, entry: str, *, speak: bool):
     if getattr(args, "engine", None):
         settings = dataclasses.replace(
             settings, asr=dataclasses.replace(settings.asr, engine=args.engine))
-    store = open_store(args.store or settings.store.path)
+    try:
+        store = open_store(args.store or settings.store.path)
+    except (HubError, OSError) as exc:
+        log.warning("store unavailable, running without cache and journal: %s",
+                    getattr(exc, "message", exc))
+        store = None
     return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)
 
 
@@ -88,18 +93,31 @@ def _progress(i: int, n: int, trace: dict) -> None:
     sys.stderr.flush()
 
 
-def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool) -> dict:
+def answer_names(paths: list[Path]) -> list[str]:
+    """A distinct answer file name per input: ``<stem>.wav``, then ``<stem>-2.wav``, ..."""
+    seen: dict[str, int] = {}
+    names = []
+    for path in paths:
+        n = seen[path.stem] = seen.get(path.stem, 0) + 1
+        names.append(f"{path.stem}.wav" if n == 1 else f"{path.stem}-{n}.wav")
+    return names
+
+
+def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool,
+                out_name: str | None = None) -> dict:
     """One file through the hub: its trace (``bad_input`` when it cannot be read)."""
     from hub.audio import load_wav, speech_present
     from hub.trace import bad_input_trace
 
+    out_name = out_name or f"{path.stem}.wav"
     try:
         audio = load_wav(path)
     except BadInputError as exc:
         print(f"hub: {exc.message}", file=sys.stderr)
         return bad_input_trace(str(path), exc.message)
-    out = str(out_dir / f"{path.stem}.wav") if out_dir is not None else None
+    out = str(out_dir / out_name) if out_dir is not None else None
     if not speech_present(audio):
+        print(f"hub: no speech in {path}", file=sys.stderr)
         return hub.turn_audio(audio.samples, file=str(path), out_path=out, silent=True)
     if realtime:
         return replay_realtime(hub, audio, str(path), out)
@@ -139,9 +157,12 @@ def run_replay(args) -> int:
     hub = make_hub(args, "replay", speak=not args.no_audio)
     hub.engines.warm(["asr", "rules"] + ([] if args.no_audio else ["tts"]))
     out_dir = None if args.no_audio else Path(args.out)
+    if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
+        print(f"hub: --out {out_dir} exists and is not a folder", file=sys.stderr)
+        return 2
     counts: dict[str, int] = {}
-    for i, path in enumerate(paths, 1):
-        trace = replay_file(hub, path, out_dir, args.realtime)
+    for i, (path, name) in enumerate(zip(paths, answer_names(paths)), 1):
+        trace = replay_file(hub, path, out_dir, args.realtime, name)
         counts[trace["status"]] = counts.get(trace["status"], 0) + 1
         _emit(trace)
         _progress(i, len(paths), trace)
@@ -158,6 +179,7 @@ def run_ask(args) -> int:
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
         for n, line in enumerate(sys.stdin, 1):
+            line = line.encode("utf-8", "replace").decode("utf-8")  # undecodable bytes
             if line.strip():
                 out = str(out_dir / f"ask-{n:04d}.wav") if out_dir else None
                 _emit(hub.turn_text(line.strip(), out_path=out))

@@ -8,6 +8,7 @@ else the built-in defaults. Unknown keys and values of the wrong type fail at st
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tomllib
 import types
@@ -286,6 +287,32 @@ def _check_home(home: HomeSettings) -> None:
         raise ConfigError(f"home.satellite_area: no area named {home.satellite_area!r}")
 
 
+_LIMITS = {
+    "audio.device_wait_s": (0, None), "asr.nbest": (1, 100), "asr.trailing_silence_ms": (50, None),
+    "asr.max_utterance_s": (0.5, None), "llm.threads": (0, 256), "llm.min_confidence": (0, 1),
+    "llm.max_tokens": (1, 4096), "llm.budget_s": (0.1, None), "tts.max_chars": (1, None),
+    "tts.chunk_chars": (10, None), "resilience.deadline_s": (0.5, None),
+    "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),
+    "resilience.breaker_cooldown_s": (0, None), "mqtt.port": (1, 65535),
+}
+"""Allowed ranges (inclusive; None: unbounded) of numeric settings, by key path."""
+
+
+def _check_limits(settings: Settings) -> None:
+    for path, (low, high) in _LIMITS.items():
+        part, key = path.split(".")
+        value = getattr(getattr(settings, part), key, None)
+        if value is None:
+            continue
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise ConfigError(f"{path}: must be {bounds}, got {value!r}")
+    for node, value in settings.resilience.timeouts_s.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigError(f"resilience.timeouts_s.{node}: must be a positive number of "
+                              f"seconds, got {value!r}")
+
+
 def settings_from_dict(data: dict) -> Settings:
     """Turn a parsed TOML document into :class:`Settings`.
 
@@ -293,6 +320,7 @@ def settings_from_dict(data: dict) -> Settings:
         ConfigError: an unknown key or a bad value; the message starts with the key's path.
     """
     settings = _build(Settings, data, "")
+    _check_limits(settings)
     _check_home(settings.home)
     return settings
 
@@ -330,6 +358,10 @@ def load_settings(explicit: str | None = None) -> Settings:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     try:
-        return settings_from_dict(data)
+        settings = settings_from_dict(data)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc.message}") from None
+    if "home" not in data:
+        logging.getLogger("hub.settings").warning(
+            "%s has no [home] section: no areas or devices are known", path)
+    return settings

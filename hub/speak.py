@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from hub.errors import TransientError
+
 
 def add_parsers(sub, *, common, inject, store) -> None:
     """Register ``say``."""
@@ -28,7 +30,10 @@ def run_say(args) -> int:
     tts = make_tts(settings.tts)
     chunks = tts.synthesize(args.text)
     if args.out == "-":
-        write_wav(chunks, sys.stdout.buffer, tts.rate)
+        try:
+            write_wav(chunks, sys.stdout.buffer, tts.rate)
+        except TransientError:  # the reader went away (| head): not an error of ours
+            return 0
     else:
         frames = write_wav(chunks, args.out, tts.rate)
         print(f"hub: wrote {args.out} ({frames / tts.rate:.1f} s)", file=sys.stderr)

@@ -63,7 +63,9 @@ def route_asr(state: dict) -> str:
     kind = _failed(state, "asr")
     if kind:
         return "asr" if _retry(state, "asr", kind) else "placeholder"
-    return "rules" if state.get("transcript") else "no_speech"
+    if state.get("transcript"):
+        return "rules"
+    return "respond" if state.get("rejected") else "no_speech"
 
 
 def route_rules(hub, state: dict) -> str:
@@ -159,12 +161,13 @@ def build_graph(hub):
         g.add_node(name, partial(fn, hub))
     # node -> (its circuit breaker, the engine it loads)
     engines = {"asr": ("asr", "asr"), "rules": (None, "rules"), "llm_intent": ("llm", "llm"),
-               "llm_answer": ("llm", "llm"), "act": ("devices", "actor"), "tts": ("tts", "tts")}
+               "llm_answer": ("llm", "llm"), "act": ("devices", "devices"), "tts": ("tts", "tts")}
     for name, (breaker, loads) in engines.items():
         g.add_node(name, guarded(name, getattr(nodes, name), hub, engine=breaker, loads=loads))
     g.add_edge(START, "fingerprint")
     g.add_conditional_edges("fingerprint", route_fingerprint, ["asr", "rules", "no_speech"])
-    g.add_conditional_edges("asr", route_asr, ["asr", "rules", "placeholder", "no_speech"])
+    g.add_conditional_edges("asr", route_asr,
+                            ["asr", "rules", "placeholder", "no_speech", "respond"])
     g.add_conditional_edges("rules", partial(route_rules, hub),
                             ["rules", "act", "llm_intent", "faq"])
     g.add_conditional_edges("llm_intent", partial(route_llm_intent, hub),

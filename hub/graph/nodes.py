@@ -147,12 +147,25 @@ def confirm(hub, state: dict) -> dict:
 # -- action and answer ------------------------------------------------------------------------
 def act(hub, state: dict, cancel: threading.Event) -> dict:
     """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
-    actor = hub.engines.actor()
+    actor, devices = hub.engines.actor(), hub.engines.devices()
     outcomes = [actor.execute(m, idempotency_key=f"{state['turn_id']}:{i}")
                 for i, m in enumerate(state["matches"])]
+    for outcome in outcomes:
+        for action in outcome.actions:
+            devices.publish(action, cancel)  # once per idempotency key (the outbox)
     first = state["matches"][0]
-    return {"outcomes": outcomes, "response": " ".join(o.response for o in outcomes if o.response),
+    return {"outcomes": outcomes, "response": join_sentences(o.response for o in outcomes),
             "intent": first.intent, "slots": dict(first.slots)}
+
+
+def join_sentences(texts) -> str:
+    """Join responses into one text, each ending as a sentence ("Done. Timer set.")."""
+    out = []
+    for text in texts:
+        text = (text or "").strip()
+        if text:
+            out.append(text if text[-1] in ".!?" else text + ".")
+    return " ".join(out)
 
 
 def faq(hub, state: dict) -> dict:
