@@ -101,16 +101,28 @@ def _baseline(hub, plain_asr, audio, rules) -> dict:
             "speech_s": len(pcm) / 2 / hub.engines.tts().rate}
 
 
+_RSS_WRAPPER = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
 def _child_peak_rss_mb(folder: Path) -> float | None:
-    """Peak RSS of ``hub replay`` (PocketSphinx + Piper) on ``folder``, in MB."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    proc = subprocess.run([sys.executable, "-m", "hub", "replay", "--engine", "pocketsphinx",
-                           "--store", ":memory:", "--out", "/tmp/hub-bench-replies", str(folder)],
-                          capture_output=True, text=True, check=False)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode not in (0, 2):
+    """Peak RSS of ``hub replay`` (PocketSphinx + Piper) on ``folder``, in MB.
+
+    Measured from a small wrapper process: a child forked from this (large) process would
+    count this process's pages in its own peak before it execs.
+    """
+    cmd = [sys.executable, "-m", "hub", "replay", "--engine", "pocketsphinx", "--store",
+           ":memory:", "--out", "/tmp/hub-bench-replies", str(folder)]
+    proc = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, *cmd], capture_output=True,
+                          text=True, check=False)
+    try:
+        code, kb = (int(x) for x in proc.stdout.split())
+    except ValueError:
         return None
-    return max(after, before) / 1024
+    return kb / 1024 if code in (0, 2) else None
 
 
 def bench_folder(hub, plain_asr, folder: Path, args) -> dict:

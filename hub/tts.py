@@ -103,6 +103,24 @@ def voice_paths(settings: TtsSettings) -> tuple[Path, Path]:
     return model, config
 
 
+def _piper_voice(model: Path, config: Path):
+    """A ``PiperVoice`` whose ONNX session does not cache a memory plan per input shape
+    (every sentence has another length, so the plans only grow RSS)."""
+    import json
+
+    import onnxruntime
+    from piper import PiperVoice
+    from piper.config import PiperConfig
+
+    opts = onnxruntime.SessionOptions()
+    opts.enable_mem_pattern = False
+    with open(config, encoding="utf-8") as f:
+        cfg = PiperConfig.from_dict(json.load(f))
+    session = onnxruntime.InferenceSession(str(model), sess_options=opts,
+                                           providers=["CPUExecutionProvider"])
+    return PiperVoice(session=session, config=cfg)
+
+
 @functools.lru_cache(maxsize=4)
 def load_voice(model: Path, config: Path):
     """Load a ``piper.PiperVoice`` once per process (≈ 0.3–1.2 s for a medium voice).
@@ -110,10 +128,8 @@ def load_voice(model: Path, config: Path):
     Raises:
         FatalError: the model or config is corrupt or unusable; the message names the path.
     """
-    from piper import PiperVoice
-
     try:
-        voice = PiperVoice.load(model, config_path=config)
+        voice = _piper_voice(model, config)
     except Exception as exc:  # onnxruntime and json raise many types; all mean "broken voice"
         raise FatalError(f"cannot load Piper voice {model} (config {config}): "
                          f"{type(exc).__name__}: {exc}",

@@ -74,10 +74,28 @@ class PocketSphinxEngine:
         self.vocab = vocab
         self.lock = threading.Lock()
         self.decoder = _make_decoder(_grammar_config(vocab))
-        self.wide = _make_decoder({**_grammar_config(vocab), **WIDE_BEAMS}) if vocab else None
         self.phone_loop = (_make_decoder({"allphone": str(model_dir().parent / "en-us-phone.lm.bin"),
                                           "lw": 1.0, "bestpath": False})
                            if vocab is not None else None)
+
+    def decode_wide(self, audio: bytes, read):
+        """Decode ``audio`` again with the grammar decoder's beams widened (:data:`WIDE_BEAMS`).
+
+        The same decoder is re-initialized (about 50 ms each way) rather than a second one
+        kept: a second decoder holds another copy of the acoustic model (about 40 MB).
+        ``read(decoder)`` takes the result out before the beams are restored.
+        """
+        decoder = self.decoder
+        saved = {k: decoder.config[k] for k in WIDE_BEAMS}
+        try:
+            for key, value in WIDE_BEAMS.items():
+                decoder.config[key] = value
+            decoder.reinit()
+            return read(_run(decoder, audio))
+        finally:
+            for key, value in saved.items():
+                decoder.config[key] = value
+            decoder.reinit()
 
     def stream(self) -> "PocketSphinxStream":
         """A new turn (blocks while another turn uses the decoders)."""
@@ -188,13 +206,16 @@ class PocketSphinxStream:
 
 def decode_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
     """Decode one segment with the grammar (and the phone loop for rejection)."""
-    with engine.lock:
-        grammar = _run(engine.decoder, audio)
-        if engine.wide is not None and not _text(grammar):
-            grammar = _run(engine.wide, audio)
+    def read(grammar) -> Segment:
         if engine.phone_loop is not None and _text(grammar):
             _run(engine.phone_loop, audio)
         return segment_result(engine, grammar)
+
+    with engine.lock:
+        grammar = _run(engine.decoder, audio)
+        if engine.vocab is not None and not _text(grammar):
+            return engine.decode_wide(audio, read)
+        return read(grammar)
 
 
 def _run(decoder, audio: bytes):
