@@ -31,7 +31,8 @@ examples:
   hub doctor                                        what is installed, load and heat factors
 
 exit codes: 0 ok (no_speech and degraded included), 1 internal error,
-            2 unreadable/unsupported input or bad config, 4 audio device unavailable
+            2 unreadable/unsupported input or bad config, 3 network unreachable
+            (models fetch), 4 audio device unavailable, 130 interrupted
 config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in defaults"""
 
 

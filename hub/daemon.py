@@ -8,6 +8,7 @@ One JSON trace line per turn goes to stdout; the same trace goes to the journal.
 from __future__ import annotations
 
 import json
+import signal
 import logging
 import queue
 import sys
@@ -88,8 +89,42 @@ def run_daemon(args) -> int:
     speaker = Speaker(make_player(settings.audio))
     hub.player = speaker
     with open_mic(settings.audio) as mic:
-        _serve(hub, speaker, listen(mic, wake, settings))
-    return 0
+        return _serve_until_signal(hub, speaker, listen(mic, wake, settings), mic)
+
+
+def _serve_until_signal(hub, speaker: Speaker, utterances, mic) -> int:
+    """Serve on a worker thread; SIGINT/SIGTERM close the microphone and end the daemon.
+
+    The main thread only waits, so a signal is handled at once even while the worker is
+    blocked in a PortAudio read. Returns 130 after SIGINT, 0 after SIGTERM or the end.
+    """
+    got: list = []
+    done = threading.Event()
+    errors: list = []
+
+    def work():
+        try:
+            _serve(hub, speaker, utterances)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            errors.append(exc)
+        finally:
+            done.set()
+
+    def handler(signum, frame):
+        got.append(signum)
+        done.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    threading.Thread(target=work, name="hub-listen", daemon=True).start()
+    while not done.wait(0.5):
+        pass
+    if errors:
+        raise errors[0]
+    if got:
+        log.warning("stopped by %s", signal.Signals(got[0]).name)
+        mic.close()
+    return 130 if got and got[0] == signal.SIGINT else 0
 
 
 def _serve(hub, speaker: Speaker, utterances) -> None:

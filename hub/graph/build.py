@@ -74,6 +74,8 @@ def route_rules(hub, state: dict) -> str:
         return "rules"
     if state.get("matches"):
         return "act"
+    if state.get("faq_hit"):
+        return "faq"
     return "llm_intent" if hub.llm_enabled("intent") else "faq"
 
 
@@ -88,6 +90,16 @@ def is_question(text: str) -> bool:
     return bool(words) and (words[0] in QUESTION_WORDS or text.rstrip().endswith("?"))
 
 
+HOME_WORDS = frozenset({"light", "lights", "lamp", "door", "doors", "window", "windows", "lock",
+                        "locked", "timer", "timers", "temperature", "thermostat", "blinds",
+                        "curtains", "garage", "tv", "fan", "switch", "heating", "alarm"})
+
+
+def about_the_home(text: str) -> bool:
+    """True when ``text`` talks about devices or timers (the rules' domain, not the LLM's)."""
+    return bool(HOME_WORDS & set(text.lower().replace("?", " ").split()))
+
+
 def route_llm_intent(hub, state: dict) -> str:
     kind = _failed(state, "llm_intent")
     if kind:
@@ -100,8 +112,10 @@ def route_llm_intent(hub, state: dict) -> str:
         return "respond"  # a refusal to speak
     if not hub.llm_enabled("answer"):
         return "faq"
-    llm = state.get("llm")
-    if (llm is not None and llm.intent == "answer") or is_question(state.get("transcript", "")):
+    llm, text = state.get("llm"), state.get("transcript", "")
+    if about_the_home(text):
+        return "faq"  # the rules own the home; a small model would invent its state
+    if (llm is not None and llm.intent == "answer") or is_question(text):
         return "llm_answer"
     return "faq"
 

@@ -20,6 +20,9 @@ log = logging.getLogger("hub.graph")
 NOT_UNDERSTOOD = "Sorry, I couldn't understand that."
 """Home Assistant's answer when no intent matched."""
 
+DONE = "Done."
+"""Said (pre-rendered) when an action succeeded but its answer cannot be synthesized."""
+
 ACT_FAILED = "Sorry, I couldn't do that right now."
 """The answer when a device action failed after its retry."""
 
@@ -71,8 +74,8 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
             return {"matches": matches, "source": "rules",
                     "transcript": " ".join(m.text for m in matches)}
     text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")])
-    if match is None:
-        return {"matches": []}
+    if match is None:  # a curated canned answer beats a small model's guess
+        return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
     return {"matches": [match], "transcript": text, "source": "rules"}
 
 
@@ -201,7 +204,7 @@ def respond(hub, state: dict) -> dict:
                 "source": "fallback"}
     if (state.get("response") or "").strip():
         return {}
-    return {"response": NOT_UNDERSTOOD}
+    return {"response": NOT_UNDERSTOOD, "source": state.get("source") or "rules"}
 
 
 def tts(hub, state: dict, cancel: threading.Event) -> dict:
@@ -243,8 +246,13 @@ def placeholder(hub, state: dict) -> dict:
     """L4: speech rendered ahead of time, so it plays even when TTS is down."""
     from hub.faq import PLACEHOLDER_TEXT
 
-    pcm, rate = hub.placeholder_audio()
-    return {"pcm": pcm, "rate": rate, "response": PLACEHOLDER_TEXT, "source": "fallback",
+    outcomes = state.get("outcomes") or []
+    done = hub.canned_audio(DONE) if outcomes and all(o.ok for o in outcomes) else None
+    if done is not None:  # the action happened: say so, not "I can't"
+        pcm, rate, text = done.pcm, done.rate, DONE
+    else:
+        (pcm, rate), text = hub.placeholder_audio(), PLACEHOLDER_TEXT
+    return {"pcm": pcm, "rate": rate, "response": text, "source": "fallback",
             "fallback_level": 4, "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
 
 

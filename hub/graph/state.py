@@ -30,6 +30,7 @@ class TurnState(TypedDict, total=False):
     rejected: bool
     segments: list[str]     # utterance segments the recognizer found (BC-07)
     cache_hit: bool         # the transcript came from the fingerprint cache (L1)
+    faq_hit: bool           # the FAQ has a confident answer for an unmatched transcript
     matches: list           # hub.intents.IntentMatch, one per command, in order
     outcomes: list          # hub.act.Outcome per match
     confirm: Any            # an LLM match waiting for a spoken yes
