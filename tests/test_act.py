@@ -3,10 +3,7 @@ English response templates (filled or ported in hub.respond)."""
 
 from __future__ import annotations
 
-import os
-import tomllib
 from datetime import date, time, timezone
-from pathlib import Path
 
 import pytest
 
@@ -14,10 +11,10 @@ from hub.act import HANDLERS, Actor, Outcome
 from hub.home import Home
 from hub.intents import SUPPORTED_INTENTS, IntentMatch, Rules
 from hub.respond import current_date, current_time, error_text, fill, timer_status, weather
-from hub.settings import HomeSettings, IntentSettings, settings_from_dict
+from hub.settings import IntentSettings
 from hub.timers import TimerInfo, Timers
 
-SHARED = Path(os.environ.get("HUB_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+from homes import fixture_home, four_rooms
 NOW = 1_700_000_000  # 2023-11-14 22:13:20 UTC
 
 
@@ -29,21 +26,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def fixture_home(**changes) -> Home:
-    data = tomllib.loads((SHARED / "fixtures" / "home-en.toml").read_text(encoding="utf-8"))
-    data["home"].update(changes)
-    return Home.from_settings(settings_from_dict(data).home)
-
-
-def four_rooms(satellite_area: str = "Bedroom") -> Home:
-    rooms = ("Kitchen", "Hallway", "Bedroom", "Living Room")
-    return Home.from_settings(HomeSettings(
-        areas=tuple({"name": r} for r in rooms),
-        entities=tuple({"name": f"{r} Light", "domain": "light", "area": r, "state": "on"}
-                       for r in rooms),
-        satellite_area=satellite_area))
 
 
 @pytest.fixture(scope="module")

@@ -3,18 +3,15 @@ intent and slots (table written by hand), plus the area rules of BC-22."""
 
 from __future__ import annotations
 
-import os
-import tomllib
-from pathlib import Path
 
 import pytest
 
 from hub.errors import ConfigError
 from hub.home import Home
 from hub.intents import SUPPORTED_INTENTS, IntentMatch, Rules
-from hub.settings import HomeSettings, IntentSettings, settings_from_dict
+from hub.settings import HomeSettings, IntentSettings
 
-SHARED = Path(os.environ.get("HUB_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+from homes import SHARED, fixture_home, four_rooms
 L = ("light",)
 
 # (sentence, intent or None, slots, resolved entities). The fixture home has no satellite area,
@@ -155,22 +152,6 @@ TABLE = [
     ("what's the time", "HassGetCurrentTime", {}, ()),
     ("what's the weather in New York", "HassGetWeather", {"name": "New York"}, ("New York",)),
 ]
-
-
-def fixture_home(**changes) -> Home:
-    """The home of shared/fixtures/home-en.toml, optionally with [home] fields changed."""
-    data = tomllib.loads((SHARED / "fixtures" / "home-en.toml").read_text(encoding="utf-8"))
-    data["home"].update(changes)
-    return Home.from_settings(settings_from_dict(data).home)
-
-
-def four_rooms(satellite_area: str = "Bedroom") -> Home:
-    """BC-22's home: kitchen, hallway, bedroom, living room, one light each."""
-    rooms = ("Kitchen", "Hallway", "Bedroom", "Living Room")
-    return Home.from_settings(HomeSettings(
-        areas=tuple({"name": r} for r in rooms),
-        entities=tuple({"name": f"{r} Light", "domain": "light", "area": r} for r in rooms),
-        satellite_area=satellite_area))
 
 
 @pytest.fixture(scope="module")
