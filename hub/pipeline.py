@@ -198,21 +198,14 @@ class Hub:
         cfg = self.settings.llm
         return self.entry in (cfg.intents_on if kind == "intent" else cfg.answers_on)
 
-    def llm_whitelist(self) -> dict:
-        """Keyword arguments of :func:`hub.llm.parse.parse_intent` for this home."""
-        ents = self.home.entities
-        return {"allowed_intents": self.engines.rules().intent_names(),
-                "entity_names": [e.name for e in ents], "area_names": list(self.home.areas),
-                "sensitive_names": [e.name for e in ents if e.sensitive],
-                "min_confidence": self.settings.llm.min_confidence}
-
     def llm_vocabulary(self):
         """``(Vocabulary, min_confidence)`` for checking LLM output against this home."""
         from hub.llm.parse import Vocabulary
 
-        w = self.llm_whitelist()
-        return (Vocabulary(w["allowed_intents"], w["entity_names"], w["area_names"],
-                           w["sensitive_names"]), w["min_confidence"])
+        ents = self.home.entities
+        vocab = Vocabulary(self.engines.rules().intent_names(), [e.name for e in ents],
+                           list(self.home.areas), [e.name for e in ents if e.sensitive])
+        return vocab, self.settings.llm.min_confidence
 
     def llm_match(self, result, transcript: str):
         """An IntentMatch for an LLM result, or a Refusal (see :mod:`hub.graph.llm_guard`)."""
