@@ -104,3 +104,19 @@ def test_stats_reads_the_journal(tmp_path):
     result = hub("stats", "--store", db)
     summary = json.loads(result.stdout)
     assert summary["turns"] == 2 and summary["status"] == {"ok": 2}
+
+
+def test_ask_stdin_every_recording_name_gives_its_intent():
+    """Issue 2: ``hub ask -`` fed the shared audio's file names as text (the table is hand-written)."""
+    from test_intents import TABLE
+
+    result = hub("ask", "--store", ":memory:", "-",
+                 stdin="".join(row[0] + "\n" for row in TABLE))
+    traces = lines(result.stdout)
+    assert result.returncode == 0 and len(traces) == len(TABLE)
+    for (text, intent, slots, _), trace in zip(TABLE, traces):
+        assert trace["transcript"] == text
+        if intent is None:
+            assert trace["intent"] is None, text
+        else:
+            assert (trace["intent"], trace["slots"]) == (intent, slots), text
