@@ -33,6 +33,8 @@ def add_parsers(sub, *, common, inject, store) -> None:
                    help="feed audio at real speed into streaming ASR, as a microphone would")
     p.add_argument("--engine", choices=("auto", "vosk", "pocketsphinx"),
                    help="ASR engine (default: [asr] engine)")
+    p.add_argument("--no-llm", action="store_true",
+                   help="rules only: no local language model for this run")
     p.set_defaults(func=run_replay)
 
     p = sub.add_parser("ask", help="run a text utterance through the pipeline",
@@ -44,6 +46,8 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("text", metavar="TEXT|-", help="what was said, or - for stdin lines")
     p.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     p.add_argument("--out", metavar="DIR", help="also synthesize each answer into DIR")
+    p.add_argument("--no-llm", action="store_true",
+                   help="rules only: no local language model for this run")
     p.set_defaults(func=run_ask)
 
 
@@ -71,6 +75,9 @@ def make_hub(args, entry: str, *, speak: bool):
     if getattr(args, "engine", None):
         settings = dataclasses.replace(
             settings, asr=dataclasses.replace(settings.asr, engine=args.engine))
+    if getattr(args, "no_llm", False):
+        settings = dataclasses.replace(
+            settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
     try:
         store = open_store(args.store or settings.store.path)
     except (HubError, OSError) as exc:
@@ -155,8 +162,8 @@ def run_replay(args) -> int:
         print("hub: no wav files in " + ", ".join(args.paths), file=sys.stderr)
         return 2
     hub = make_hub(args, "replay", speak=not args.no_audio)
-    llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
-    hub.engines.warm(["asr", "rules", "devices"] + llm + ([] if args.no_audio else ["tts"]))
+    # The LLM loads on the first turn that needs it: most replays never do, and it costs memory.
+    hub.engines.warm(["asr", "rules", "devices"] + ([] if args.no_audio else ["tts"]))
     if hub.settings.asr.engine != "auto" and not hub.engines.loaded("asr"):
         print(f"hub: asr.engine {hub.settings.asr.engine} cannot be used (see the warning "
               "above)", file=sys.stderr)

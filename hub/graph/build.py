@@ -70,8 +70,8 @@ def route_asr(state: dict) -> str:
 
 def route_rules(hub, state: dict) -> str:
     kind = _failed(state, "rules")
-    if kind and _retry(state, "rules", kind):
-        return "rules"
+    if kind:  # understanding is down: canned answers, then the placeholder, at once
+        return "rules" if _retry(state, "rules", kind) else "faq"
     if state.get("matches"):
         return "act"
     if state.get("faq_hit"):
@@ -174,7 +174,7 @@ def build_graph(hub):
     for name, fn in plain.items():
         g.add_node(name, partial(fn, hub))
     # node -> (its circuit breaker, the engine it loads)
-    engines = {"asr": ("asr", "asr"), "rules": (None, "rules"), "llm_intent": ("llm", "llm"),
+    engines = {"asr": ("asr", "asr"), "rules": ("rules", "rules"), "llm_intent": ("llm", "llm"),
                "llm_answer": ("llm", "llm"), "act": ("devices", "devices"), "tts": ("tts", "tts")}
     for name, (breaker, loads) in engines.items():
         g.add_node(name, guarded(name, getattr(nodes, name), hub, engine=breaker, loads=loads))
