@@ -146,6 +146,20 @@ class Rules:
                 return text, match
         return (alternatives[0] if alternatives else "") or "", None
 
+    def recognize_fuzzy(self, text: str) -> IntentMatch | None:
+        """A relaxed match (fallback level 2): ``text`` with one word left out, the first of
+        those that matches, trying from the start (recognizers add a stray word, such as a
+        click heard as "pause", far more often than they drop one). None when nothing does.
+        """
+        words = text.split()
+        if len(words) < 3:
+            return None
+        for i in range(len(words)):
+            match = self.recognize(" ".join(words[:i] + words[i + 1:]))
+            if match is not None:
+                return match
+        return None
+
     def intent_names(self) -> tuple[str, ...]:
         """The handled intents this home can use (sorted), e.g. for the LLM whitelist."""
         return tuple(sorted(n for n in self._intents.intents if n in SUPPORTED_INTENTS))

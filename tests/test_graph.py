@@ -350,3 +350,10 @@ def test_rejected_speech_is_answered_not_silent():
     trace = hub.turn_audio(speech())
     assert trace["status"] == "ok" and trace["intent"] is None
     assert trace["response"] == NOT_UNDERSTOOD and hub.last_audio[0]
+
+
+def test_relaxed_rules_answer_at_level_2_when_the_llm_fails():
+    hub = make_hub(text="turn on the kitchen light please now", llm=FakeLlm(("not json",)))
+    trace = hub.turn_audio(speech())
+    assert (trace["intent"], trace["fallback_level"], trace["source"]) == ("HassTurnOn", 2, "rules")
+    assert hub.home.state("Kitchen Light") == "on" and trace["status"] == "degraded"
