@@ -32,6 +32,9 @@ NODES = ("asr", "rules", "llm_intent", "llm_answer", "act", "tts")
 
 PLACEHOLDER_WAV = Path(__file__).parent / "data" / "placeholder.wav"
 
+CONFIRM_TIMEOUT_S = 20.0
+"""How long a question "Do you want me to ...?" waits for its yes (the next turn)."""
+
 
 def _asr(hub):
     from hub.asr import make_asr_engine
@@ -223,6 +226,16 @@ class Hub:
     def pending_confirmation(self, match) -> None:
         """Remember an action waiting for a spoken yes (the next turn)."""
         self._pending = (time.monotonic(), match)
+
+    def take_confirmation(self):
+        """The action waiting for a yes, if asked less than :data:`CONFIRM_TIMEOUT_S` ago.
+
+        Taking it clears it: the question is answered by the very next turn or not at all.
+        """
+        pending, self._pending = self._pending, None
+        if pending is None or time.monotonic() - pending[0] > CONFIRM_TIMEOUT_S:
+            return None
+        return pending[1]
 
     def play_chunk(self, chunk) -> None:
         """Hand a synthesized sentence to the player, when there is one (``hub run``)."""

@@ -357,3 +357,18 @@ def test_relaxed_rules_answer_at_level_2_when_the_llm_fails():
     trace = hub.turn_audio(speech())
     assert (trace["intent"], trace["fallback_level"], trace["source"]) == ("HassTurnOn", 2, "rules")
     assert hub.home.state("Kitchen Light") == "on" and trace["status"] == "degraded"
+
+
+@pytest.mark.parametrize("reply,unlocked", [("yes", True), ("no", False),
+                                            ("turn on the kitchen light", False)])
+def test_sensitive_llm_action_waits_for_a_spoken_yes(reply, unlocked):
+    llm = FakeLlm(('{"intent": "HassTurnOff", "slots": {"name": "Front Door"}, '
+                   '"confidence": 0.99}',))
+    hub = make_hub(text="could you open up the front door", llm=llm)
+    assert hub.turn_audio(speech())["response"] == "Do you want me to unlock the Front Door?"
+    hub.fake_asr.text = reply
+    hub.turn_audio(speech(1.1))
+    assert (hub.home.state("Front Door") == "unlocked") is unlocked
+    hub.fake_asr.text = "yes"  # a later yes confirms nothing
+    hub.turn_audio(speech(1.2))
+    assert (hub.home.state("Front Door") == "unlocked") is unlocked

@@ -74,6 +74,8 @@ def route_rules(hub, state: dict) -> str:
         return "rules" if _retry(state, "rules", kind) else "faq"
     if state.get("matches"):
         return "act"
+    if state.get("response"):
+        return "respond"  # a "no" to a confirmation question
     if state.get("faq_hit"):
         return "faq"
     return "llm_intent" if hub.llm_enabled("intent") else "faq"
@@ -183,7 +185,7 @@ def build_graph(hub):
     g.add_conditional_edges("asr", route_asr,
                             ["asr", "rules", "placeholder", "no_speech", "respond"])
     g.add_conditional_edges("rules", partial(route_rules, hub),
-                            ["rules", "act", "llm_intent", "faq"])
+                            ["rules", "act", "llm_intent", "faq", "respond"])
     g.add_conditional_edges("llm_intent", partial(route_llm_intent, hub),
                             ["llm_intent", "act", "confirm", "llm_answer", "faq", "relaxed",
                              "respond"])

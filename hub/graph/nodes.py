@@ -66,6 +66,13 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
 # -- understanding ----------------------------------------------------------------------------
 def rules(hub, state: dict, cancel: threading.Event) -> dict:
     """Match the alternatives against the rules; each segment is its own command when each matches."""
+    pending = hub.take_confirmation()
+    if pending is not None:
+        answer = confirmation_answer(state.get("transcript") or "")
+        if answer is True:
+            return {"matches": [pending], "source": "llm"}
+        if answer is False:
+            return {"matches": [], "response": "Okay, I won't.", "source": "rules"}
     engine = hub.engines.rules()
     segments = state.get("segments") or []
     if len(segments) > 1:
@@ -81,6 +88,17 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
 
 MAX_RAW_CHARS = 4000
 """Model output longer than this is cut before parsing (a runaway model, BC-13)."""
+
+
+YES = frozenset({"yes", "yeah", "yep", "sure", "yes please", "do it", "please do", "confirm",
+                 "okay", "ok", "go ahead"})
+NO = frozenset({"no", "nope", "cancel", "don't", "no thanks", "never mind", "stop"})
+
+
+def confirmation_answer(text: str) -> bool | None:
+    """True for a yes, False for a no, None for anything else (a new request)."""
+    said = " ".join(text.lower().replace(",", " ").replace(".", " ").split())
+    return True if said in YES else False if said in NO else None
 
 
 def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
