@@ -372,3 +372,26 @@ def test_sensitive_llm_action_waits_for_a_spoken_yes(reply, unlocked):
     hub.fake_asr.text = "yes"  # a later yes confirms nothing
     hub.turn_audio(speech(1.2))
     assert (hub.home.state("Front Door") == "unlocked") is unlocked
+
+
+def test_llm_answer_is_synthesized_sentence_by_sentence_as_generated():
+    order = []
+
+    class Tts(FakeTts):
+        def synthesize(self, text, cancel=None):
+            order.append(("tts", text))
+            yield from super().synthesize(text, cancel)
+
+    def answer(question, cancel=None):
+        for sentence in ("First part.", "Second part."):
+            order.append(("llm", sentence))
+            yield sentence
+
+    llm = FakeLlm()
+    llm.answer = answer
+    hub = make_hub(text="why is the sky blue", llm=llm, tts=Tts())
+    trace = hub.turn_audio(speech())
+    assert order == [("llm", "First part."), ("tts", "First part."),
+                     ("llm", "Second part."), ("tts", "Second part.")]
+    assert trace["response"] == "First part. Second part." and hub.last_audio[0]
+    assert "tts" not in trace["timings_ms"] and trace["timings_ms"]["ttfa"] is not None

@@ -152,6 +152,8 @@ def route_act(state: dict) -> str:
 
 
 def route_respond(hub, state: dict) -> str:
+    if state.get("spoken"):
+        return END  # the LLM's answer was synthesized as it was written
     return "tts" if hub.speak and (state.get("response") or "").strip() else END
 
 

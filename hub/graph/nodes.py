@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 
-from hub.errors import InvalidOutputError, TimeoutError_
+from hub.errors import HubError, InvalidOutputError, TimeoutError_
 
 log = logging.getLogger("hub.graph")
 
@@ -129,18 +129,55 @@ def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
 
 
 def llm_answer(hub, state: dict, cancel: threading.Event) -> dict:
-    """A short spoken answer from the LLM (at most two sentences), cleaned for speech."""
+    """A short spoken answer from the LLM (at most two sentences), cleaned for speech.
+
+    When the hub speaks, each sentence is synthesized as soon as the model finishes it, so
+    the first one plays while the second is generated. A TTS failure here only stops that
+    streaming; the tts node then handles the whole answer (and its fallbacks).
+    """
     from hub.graph.speech import clean_answer
 
+    speaker = _Streamer(hub, state) if hub.speak else None
     sentences = []
     for sentence in hub.engines.llm().answer(state["transcript"], cancel):
-        sentences.append(clean_answer(sentence))
+        text = clean_answer(sentence)
+        if text:
+            sentences.append(text)
+            if speaker is not None:
+                speaker.say(text, cancel)
         if cancel.is_set():
             break
-    text = " ".join(s for s in sentences if s)
-    if not text:
+    if not sentences:
         raise InvalidOutputError("llm gave nothing speakable", node="llm_answer")
-    return {"response": text, "source": "llm"}
+    return {"response": " ".join(sentences), "source": "llm",
+            **(speaker.result() if speaker is not None else {})}
+
+
+class _Streamer:
+    """Synthesizes an answer sentence by sentence while the LLM writes the next one."""
+
+    def __init__(self, hub, state: dict):
+        self.hub, self.started = hub, state["started"]
+        self.pcm, self.rate, self.ttfa, self.failed = bytearray(), None, None, False
+
+    def say(self, text: str, cancel: threading.Event) -> None:
+        if self.failed:
+            return
+        try:
+            for chunk in self.hub.engines.tts().synthesize(text, cancel):
+                if self.ttfa is None:
+                    self.ttfa = (time.monotonic() - self.started) * 1000
+                self.pcm += chunk.pcm
+                self.rate = chunk.rate
+                self.hub.play_chunk(chunk)
+        except HubError as exc:
+            log.warning("streaming the answer stopped (%s); the tts node takes over", exc.message)
+            self.failed = True
+
+    def result(self) -> dict:
+        if self.failed or not self.pcm:
+            return {}
+        return {"pcm": bytes(self.pcm), "rate": self.rate, "ttfa_ms": self.ttfa, "spoken": True}
 
 
 _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",

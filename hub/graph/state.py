@@ -34,6 +34,7 @@ class TurnState(TypedDict, total=False):
     matches: list           # hub.intents.IntentMatch, one per command, in order
     outcomes: list          # hub.act.Outcome per match
     confirm: Any            # an LLM match waiting for a spoken yes
+    spoken: bool            # the answer's audio was made while it was generated (LLM answers)
     ttfa_ms: float | None   # end of input -> first answer audio ready
     match: Any              # hub.intents.IntentMatch or None
     llm: Any                # hub.llm.LlmIntent or None
