@@ -31,9 +31,10 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("--fast", action="store_true",
                    help="feed audio as fast as possible instead of at real speed")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="files per folder (0: all)")
-    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "all"),
+    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "all"),
                    default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
-                   "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults")
+                   "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults; "
+                   "llm: paraphrase accuracy, answer TTFA, hung LLM")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
                    help="where to write the report (default: BENCHMARKS.md); - for stdout only")
     p.set_defaults(func=run_bench)
@@ -254,7 +255,16 @@ def bench_soak(args, settings, folders: list[Path]) -> str:
     return "\n".join(["## Soak", "", f"Made by: `{_command()}`", ""] + br.soak(settings))
 
 
-SUITES = {"pipeline": bench_pipeline, "resilience": bench_resilience, "soak": bench_soak}
+def bench_llm(args, settings, folders: list[Path]) -> str:
+    """The LLM suite's report section."""
+    from hub.bench_llm import llm_suite
+
+    return "\n".join(["## Local LLM", "", f"Made by: `{_command()}`", ""]
+                     + llm_suite(settings, args.limit))
+
+
+SUITES = {"pipeline": bench_pipeline, "resilience": bench_resilience, "soak": bench_soak,
+          "llm": bench_llm}
 
 
 def run_bench(args) -> int:

@@ -1,0 +1,77 @@
+"""``hub bench --suite llm``: the local LLM measured through the real turn graph.
+
+- accuracy on ``tests/data/paraphrases.toml`` (commands and questions the rules may miss):
+  rules alone vs rules + LLM, and whether any turn acted on an entity it did not name;
+- answer TTFA (end of input -> first answer audio ready) p50 for the questions;
+- with the LLM hung: TTFA p100 against the LLM budget + 100 ms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+from hub.bench import pct
+
+CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "paraphrases.toml"
+
+
+def _hub(settings, *, llm: bool, inject=()):
+    from hub.pipeline import Hub
+    from hub.store import Store
+
+    if not llm:
+        settings = dataclasses.replace(settings, llm=dataclasses.replace(
+            settings.llm, intents_on=(), answers_on=()))
+    hub = Hub(settings, entry="ask", store=Store(":memory:"), speak=True, inject=inject)
+    hub.engines.warm(["rules", "tts", "devices"] + (["llm"] if llm else []))
+    return hub
+
+
+def _right(case: dict, trace: dict) -> bool:
+    want, got = case["intent"], trace["intent"]
+    if want == "answer":
+        return got is None and trace["source"] in ("llm", "faq")
+    if want == "none":
+        return got is None
+    return got == want and all(trace["slots"].get(k) == case[k] for k in ("name", "area")
+                               if k in case)
+
+
+def _unnamed_action(case: dict, trace: dict) -> bool:
+    """True when a turn acted on an entity whose distinctive words were not said."""
+    from hub.graph.llm_guard import mentioned
+
+    name = trace["slots"].get("name")
+    return bool(trace["intent"] and isinstance(name, str) and trace["source"] == "llm"
+                and not mentioned(name, case["text"]))
+
+
+def llm_suite(settings, limit: int = 0) -> list[str]:
+    """Report lines of the LLM suite."""
+    cases = tomllib.loads(CASES.read_text(encoding="utf-8"))["case"][: limit or None]
+    rows = {}
+    for label, use_llm in (("rules alone", False), ("rules + LLM", True)):
+        hub = _hub(settings, llm=use_llm)
+        rows[label] = [hub.turn_text(c["text"]) for c in cases]
+    with_llm = rows["rules + LLM"]
+    questions = [t["timings_ms"]["ttfa"] for c, t in zip(cases, with_llm)
+                 if c["intent"] == "answer" and t["source"] == "llm"]
+    budget = settings.llm.budget_s * 1000
+    hung = _hub(settings, llm=True, inject=["llm_intent=hang"])
+    hung_ttfa = [hung.turn_text("tell me something about the moon")["timings_ms"]["ttfa"]
+                 for _ in range(5)]
+    lines = [f"{len(cases)} paraphrases from `tests/data/paraphrases.toml`, through the graph "
+             "(`hub ask` path, speech on).", "", "| path | right | acted on an unnamed entity |",
+             "|---|---|---|"]
+    for label, traces in rows.items():
+        right = sum(_right(c, t) for c, t in zip(cases, traces))
+        unnamed = sum(_unnamed_action(c, t) for c, t in zip(cases, traces))
+        lines.append(f"| {label} | {right}/{len(cases)} | {unnamed} |")
+    lines += ["", f"- LLM answer TTFA p50: {pct(questions, 50) or 0:.0f} ms over "
+              f"{len(questions)} answered questions (target <= 1500 ms)",
+              f"- LLM hung (`llm_intent=hang`): TTFA p100 {max(hung_ttfa):.0f} ms over 5 turns; "
+              f"limit: LLM budget + 100 = {budget + 100:.0f} ms (the first turn's breaker "
+              "counts; later turns skip it once it opens)"]
+    return lines
