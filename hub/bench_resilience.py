@@ -24,13 +24,22 @@ TIGHT_TIMEOUTS = {"asr": 0.35, "rules": 0.05, "act": 0.05, "tts": 0.25}
 """Base timeouts (s) for the stress run: about the unloaded p95 of each node here."""
 
 
+_ENGINES: dict = {}
+"""Engines loaded once and shared by every Hub the suite builds (no reloading, and no
+garbage collection of dropped recognizers in the middle of a measured turn)."""
+
+
 def _hub(settings, inject=(), probe=None):
     from hub.pipeline import Hub
     from hub.store import Store
 
+    factories = {name: (lambda hub, e=engine: e) for name, engine in _ENGINES.items()}
     hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True, inject=inject,
-              probe=probe)
-    hub.engines.warm(["asr", "rules", "tts", "actor"])
+              probe=probe, factories=factories)
+    hub.engines.warm(["asr", "rules", "tts", "actor", "devices"])
+    for name in ("asr", "rules", "tts"):
+        if hub.engines.loaded(name):
+            _ENGINES.setdefault(name, hub.engines.get(name))
     return hub
 
 
