@@ -179,7 +179,8 @@ def run_replay(args) -> int:
         _emit(trace)
         _progress(i, len(paths), trace)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    print(("\n" if sys.stderr.isatty() else "") + f"hub: {len(paths)} files: {summary}",
+    noun = "file" if len(paths) == 1 else "files"
+    print(("\n" if sys.stderr.isatty() else "") + f"hub: {len(paths)} {noun}: {summary}",
           file=sys.stderr)
     return 2 if counts.get("bad_input") else 0
 

@@ -13,7 +13,7 @@ def add_parsers(sub, *, common, inject, store) -> None:
                        description="Synthesize TEXT with the configured Piper voice "
                        "(normalized: numbers, times, units). '--out -' streams to stdout.")
     common(p)
-    p.add_argument("text", metavar="TEXT")
+    p.add_argument("text", metavar="TEXT", help="what to say")
     p.add_argument("--out", metavar="FILE.wav", required=True, help="output wav, or - for stdout")
     p.set_defaults(func=run_say)
 

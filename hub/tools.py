@@ -21,13 +21,18 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("--no-wake", action="store_true", help="treat every utterance as addressed")
     p.set_defaults(func=_run_daemon)
 
-    p = sub.add_parser("doctor", help="check models, devices, store and load factors")
+    p = sub.add_parser("doctor", help="check models, devices, store and load factors",
+                       description="Report what this hub would use: ASR engine and models, "
+                       "LLM, TTS voice, store, MQTT broker, audio devices, and the current "
+                       "load/heat factors that stretch each node's timeout.")
     common(p)
     store(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run_doctor)
 
-    p = sub.add_parser("stats", help="summarize recent turns from the journal")
+    p = sub.add_parser("stats", help="summarize recent turns from the journal",
+                       description="Counts by status, source and fallback level, and TTFA "
+                       "and total time percentiles, over the last N turns in the store.")
     common(p)
     store(p)
     p.add_argument("--last", type=_positive, default=1000, metavar="N",
