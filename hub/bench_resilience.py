@@ -138,21 +138,30 @@ def stress(settings, folder: Path, limit: int) -> list[str]:
 
 
 SOAK_FAULTS = ("rules=hang", "rules=error", "rules=garbage", "rules=crash", "act=hang",
-               "act=error", "act=garbage", "act=crash", "act=slow:80")
+               "act=error", "act=garbage", "act=crash", "act=slow:80", "tts=hang", "tts=error",
+               "tts=garbage", "tts=crash")
 
 
 def soak_hubs(settings) -> dict:
-    """One Hub per fault (and one healthy), text turns, no LLM, no speech, 50 ms timeouts."""
+    """One Hub per fault (and one healthy), text turns with speech, no LLM, short timeouts."""
     from hub.pipeline import Hub
     from hub.store import Store
 
+    timeouts = {k: 0.05 for k in settings.resilience.timeouts_s}
     res = dataclasses.replace(settings.resilience, max_load_factor=1.0,
-                              timeouts_s={k: 0.05 for k in settings.resilience.timeouts_s})
+                              timeouts_s={**timeouts, "tts": 1.0})
     s = dataclasses.replace(settings, resilience=res,
                             llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
     store = Store(":memory:")
-    return {f: Hub(s, entry="ask", store=store, speak=False, inject=[f] if f else [])
-            for f in (None, *SOAK_FAULTS)}
+    hubs = {}
+    for fault in (None, *SOAK_FAULTS):
+        shared = {n: (lambda hub, e=e: e) for n, e in _ENGINES.items() if n in ("rules", "tts")}
+        hubs[fault] = Hub(s, entry="ask", store=store, speak=True, factories=shared,
+                          inject=[fault] if fault else [])
+        hubs[fault].engines.warm(["rules", "tts", "actor", "devices"])
+        for name in ("rules", "tts"):
+            _ENGINES.setdefault(name, hubs[fault].engines.get(name))
+    return hubs
 
 
 def soak(settings, turns: int = 1000, seed: int = 7) -> list[str]:
