@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import socket
-import statistics
 import sys
 
 
@@ -164,16 +163,10 @@ def _print_item(key: str, value, indent: str) -> None:
         print(f"{indent}{key}: {value}")
 
 
-def _pct(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
-
-
 def summarize(traces: list[dict]) -> dict:
     """Counts by status, source and fallback level, and TTFA/total p50/p95 in ms."""
+    from hub.bench import pct
+
     out: dict = {"turns": len(traces), "status": {}, "source": {}, "fallback_level": {}}
     for t in traces:
         for key in ("status", "source", "fallback_level"):
@@ -181,7 +174,7 @@ def summarize(traces: list[dict]) -> dict:
             out[key][val] = out[key].get(val, 0) + 1
     for name in ("ttfa", "total"):
         vals = [t["timings_ms"][name] for t in traces if t["timings_ms"].get(name) is not None]
-        out[f"{name}_ms"] = {"p50": _pct(vals, 50), "p95": _pct(vals, 95)}
+        out[f"{name}_ms"] = {"p50": pct(vals, 50), "p95": pct(vals, 95)}
     return out
 
 

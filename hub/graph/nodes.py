@@ -8,7 +8,6 @@ are plain functions of the state and never fail.
 from __future__ import annotations
 
 import hashlib
-import io
 import logging
 import threading
 import time
@@ -157,19 +156,30 @@ class _Streamer:
     """Synthesizes an answer sentence by sentence while the LLM writes the next one."""
 
     def __init__(self, hub, state: dict):
-        self.hub, self.started = hub, state["started"]
+        self.hub, self.state = hub, state
         self.pcm, self.rate, self.ttfa, self.failed = bytearray(), None, None, False
 
+    def synthesize(self, text: str, cancel: threading.Event) -> None:
+        """Synthesize ``text``, handing each chunk to the player as it is ready.
+
+        Raises:
+            HubError: as the TTS engine does.
+        """
+        engine = self.hub.engines.tts()
+        self.rate = self.rate or engine.rate
+        for chunk in engine.synthesize(text, cancel):
+            if self.ttfa is None:
+                self.ttfa = since_end_of_input_ms(self.state)
+            self.pcm += chunk.pcm
+            self.rate = chunk.rate
+            self.hub.play_chunk(chunk)
+
     def say(self, text: str, cancel: threading.Event) -> None:
+        """:meth:`synthesize`, but a failure only stops the streaming (logged)."""
         if self.failed:
             return
         try:
-            for chunk in self.hub.engines.tts().synthesize(text, cancel):
-                if self.ttfa is None:
-                    self.ttfa = (time.monotonic() - self.started) * 1000
-                self.pcm += chunk.pcm
-                self.rate = chunk.rate
-                self.hub.play_chunk(chunk)
+            self.synthesize(text, cancel)
         except HubError as exc:
             log.warning("streaming the answer stopped (%s); the tts node takes over", exc.message)
             self.failed = True
@@ -268,18 +278,18 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
     if canned is not None:
         hub.play_chunk(canned)
         return {"pcm": canned.pcm, "rate": canned.rate,
-                "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
-    engine = hub.engines.tts()
-    pcm, rate, ttfa = bytearray(), engine.rate, None
-    for chunk in engine.synthesize(state["response"], cancel):
-        if ttfa is None:
-            ttfa = (time.monotonic() - state["started"]) * 1000
-        pcm += chunk.pcm
-        rate = chunk.rate
-        hub.play_chunk(chunk)
-    if pcm and hub.store is not None:
-        hub.store.put_response_audio(response_key(state["response"]), bytes(pcm), rate)
-    return {"pcm": bytes(pcm), "rate": rate, "ttfa_ms": ttfa}
+                "ttfa_ms": since_end_of_input_ms(state)}
+    speech = _Streamer(hub, state)
+    speech.synthesize(state["response"], cancel)
+    if speech.pcm and hub.store is not None:
+        hub.store.put_response_audio(response_key(state["response"]), bytes(speech.pcm),
+                                     speech.rate)
+    return {"pcm": bytes(speech.pcm), "rate": speech.rate, "ttfa_ms": speech.ttfa}
+
+
+def since_end_of_input_ms(state: dict) -> float:
+    """Milliseconds from the end of input (the turn's start) to now: TTFA when audio is ready."""
+    return (time.monotonic() - state["started"]) * 1000
 
 
 def response_key(text: str) -> str:
@@ -294,7 +304,7 @@ def cached_audio(hub, state: dict) -> dict:
     if found is None:
         return {"pcm": None}
     return {"pcm": found[0], "rate": found[1], "fallback_level": max(state.get("fallback_level", 0), 1),
-            "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
+            "ttfa_ms": since_end_of_input_ms(state)}
 
 
 def placeholder(hub, state: dict) -> dict:
@@ -308,17 +318,4 @@ def placeholder(hub, state: dict) -> dict:
     else:
         (pcm, rate), text = hub.placeholder_audio(), PLACEHOLDER_TEXT
     return {"pcm": pcm, "rate": rate, "response": text, "source": "fallback",
-            "fallback_level": 4, "ttfa_ms": (time.monotonic() - state["started"]) * 1000}
-
-
-def wav_bytes(pcm: bytes, rate: int) -> bytes:
-    """A mono 16-bit WAV file holding ``pcm`` at ``rate`` Hz."""
-    import wave
-
-    buf = io.BytesIO()
-    with wave.open(buf, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(pcm)
-    return buf.getvalue()
+            "fallback_level": 4, "ttfa_ms": since_end_of_input_ms(state)}
