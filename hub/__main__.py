@@ -1,5 +1,5 @@
 """``python -m hub`` runs the CLI."""
 
-from hub.cli import main
+from hub.cli.main import main
 
 raise SystemExit(main())

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hub.errors import ConfigError
+from hub.paths import DATA_DIR
 
 DEFAULT_CONFIG_PATH = Path("/etc/hub/hub.toml")
 
@@ -368,7 +369,7 @@ def load_settings(explicit: str | None = None) -> Settings:
     """
     path = config_path(explicit)
     if path is None:
-        path = Path(__file__).parent / "data" / "home-en.toml"
+        path = DATA_DIR / "home-en.toml"
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

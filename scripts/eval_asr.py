@@ -1,7 +1,7 @@
 """Measure ASR on shared/audio: transcript-exact rate, per-file time, RTF, intent accuracy.
 
 The file name (without .wav) is what was said. Intent accuracy: the reference is the rules'
-match for the file name (``hub.intents.Rules``); a file is right when the first matching
+match for the file name (``hub.intents.rules.Rules``); a file is right when the first matching
 n-best alternative gives the same intent and slots; ``oov_*`` files are right when no intent
 comes out. Files whose name the rules do not match count as right only when the recognizer's
 output matches nothing either (reported as ``no_reference``).
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hub.asr import make_asr_engine  # noqa: E402
 from hub.home import Home  # noqa: E402
-from hub.intents import Rules  # noqa: E402
+from hub.intents.rules import Rules  # noqa: E402
 from hub.settings import load_settings  # noqa: E402
 
 

@@ -30,10 +30,10 @@ CASES = ROOT / "tests" / "data" / "paraphrases.toml"
 
 
 def load_rules(settings):
-    """``hub.intents.Rules`` for the home, or None when the rules part is not there."""
+    """``hub.intents.rules.Rules`` for the home, or None when the rules part is not there."""
     try:
         from hub.home import Home
-        from hub.intents import Rules
+        from hub.intents.rules import Rules
     except ImportError:
         return None
     return Rules(Home.from_settings(settings.home), settings.intents)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hub.asr.vocab import build_vocab  # noqa: E402
 from hub.home import Home  # noqa: E402
-from hub.intents import Rules  # noqa: E402
+from hub.intents.rules import Rules  # noqa: E402
 from hub.settings import load_settings  # noqa: E402
 
 OOV_SENTENCES = (
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     exclude = {p.stem.lower() for p in shared.glob("*/*.wav")}
     oov = [t for t in OOV_SENTENCES if rules.recognize(t) is None]
     sentences = commands(settings, rules, args.commands, rng, exclude) + [f"oov_{t}" for t in oov]
-    from hub.tts import default_voice_paths  # the joe voice of the piper wheel
+    from hub.tts.piper import default_voice_paths  # the joe voice of the piper wheel
 
     piper_voice = default_voice_paths()[0]
     args.out.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """Fake engines for graph and CLI tests: canned transcripts, canned LLM text, quick TTS.
 
-Each replaces one factory of :data:`hub.pipeline.DEFAULT_FACTORIES`; the rules, the actor and
+Each replaces one factory of :data:`hub.core.engines.DEFAULT_FACTORIES`; the rules, the actor and
 the FAQ stay real.
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 
 from hub.resilience.load import FixedProbe
 from hub.settings import load_settings
-from hub.tts import AudioChunk
+from hub.tts.piper import AudioChunk
 
 FAST_TIMEOUTS = {"asr": 1.0, "rules": 1.0, "llm_intent": 1.0, "llm_answer": 1.0, "act": 1.0,
                  "tts": 1.0}
@@ -90,7 +90,7 @@ def settings(*, llm: bool = False, deadline_s: float = 8.0, **resilience):
 def make_hub(*, text="turn on the kitchen light", llm=None, tts=None, store=None,
              inject=(), entry="replay", **kw):
     """A Hub with fake ASR/TTS (and LLM when given) around the real rules, actor and FAQ."""
-    from hub.pipeline import Hub
+    from hub.core.hub import Hub
 
     asr, tts = FakeAsr(text), tts or FakeTts()
     factories = {"asr": lambda hub: asr, "tts": lambda hub: tts}

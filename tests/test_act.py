@@ -9,10 +9,10 @@ import pytest
 
 from hub.act import HANDLERS, Actor, Outcome
 from hub.home import Home
-from hub.intents import SUPPORTED_INTENTS, IntentMatch, Rules
-from hub.respond import current_date, current_time, error_text, fill, timer_status, weather
+from hub.intents.rules import SUPPORTED_INTENTS, IntentMatch, Rules
+from hub.act.responses import current_date, current_time, error_text, fill, timer_status, weather
 from hub.settings import IntentSettings
-from hub.timers import TimerInfo, Timers
+from hub.act.timers import TimerInfo, Timers
 
 from homes import fixture_home, four_rooms
 NOW = 1_700_000_000  # 2023-11-14 22:13:20 UTC

@@ -26,7 +26,7 @@ from hub.asr.vocab import build_vocab
 from hub.asr.vosk_engine import VoskEngine, parse_result
 from hub.errors import BadInputError, FatalError, TimeoutError_
 from hub.home import Home
-from hub.intents import Rules
+from hub.intents.rules import Rules
 from hub.settings import AsrSettings, IntentSettings, load_settings
 
 SHARED = Path(os.environ.get("HUB_SHARED") or Path(__file__).resolve().parents[2] / "shared")

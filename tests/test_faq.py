@@ -3,7 +3,7 @@
 import pytest
 
 from hub.errors import ConfigError
-from hub.faq import DEFAULT_PATH, PLACEHOLDER_TEXT, Faq, normalize
+from hub.intents.faq import DEFAULT_PATH, PLACEHOLDER_TEXT, Faq, normalize
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from fakes import FakeLlm, FakeTts, make_hub, speech
-from hub.faq import PLACEHOLDER_TEXT
+from hub.intents.faq import PLACEHOLDER_TEXT
 from hub.graph.nodes import ACT_FAILED, NOT_UNDERSTOOD
-from hub.store import Store
+from hub.store.db import Store
 
 TRACE_KEYS = {"file", "transcript", "intent", "slots", "source", "response", "audio",
               "fallback_level", "errors", "timings_ms", "status", "breakers"}
@@ -15,13 +15,14 @@ TRACE_KEYS = {"file", "transcript", "intent", "slots", "source", "response", "au
 
 def test_healthy_audio_turn_acts_and_speaks():
     hub = make_hub()
-    trace = hub.turn_audio(speech(), file="x.wav")
+    trace_result = hub.answer_audio(speech(), file="x.wav")
+    trace = trace_result.trace
     assert set(trace) == TRACE_KEYS
     assert (trace["intent"], trace["slots"], trace["source"]) == \
         ("HassTurnOn", {"name": "Kitchen Light"}, "rules")
     assert trace["status"] == "ok" and trace["fallback_level"] == 0 and trace["errors"] == []
     assert hub.home.state("Kitchen Light") == "on"
-    assert hub.last_audio[0] and trace["timings_ms"]["ttfa"] is not None
+    assert trace_result.pcm and trace["timings_ms"]["ttfa"] is not None
     assert {"asr", "rules", "act", "tts", "total", "ttfa"} <= set(trace["timings_ms"])
 
 
@@ -97,10 +98,11 @@ def test_fault_matrix_every_turn_ends_with_speech(node, fault):
     text, replies, level, response = CASES[node]
     hub = make_hub(text=text, llm=FakeLlm(replies) if replies else None,
                    inject=[f"{node}={fault}"])
-    trace = hub.turn_audio(speech())
+    trace_result = hub.answer_audio(speech())
+    trace = trace_result.trace
     assert trace["fallback_level"] == level, trace
     assert trace["response"] == response
-    assert hub.last_audio[0], "every turn ends with speech"
+    assert trace_result.pcm, "every turn ends with speech"
     assert trace["status"] == "degraded"
     assert node in {e["node"] for e in trace["errors"]}
     kinds = {e["kind"] for e in trace["errors"] if e["node"] == node}
@@ -120,12 +122,13 @@ def test_act_fault_never_repeats_the_side_effect():
 def test_tts_failure_uses_cached_answer_audio_at_level_1(tmp_path):
     store = Store(tmp_path / "hub.db")
     healthy = make_hub(store=store)
-    healthy.turn_text("turn on the kitchen light")
+    healthy_result = healthy.answer_text("turn on the kitchen light")
     broken = make_hub(store=store, inject=["tts=error"], entry="ask")
     broken.speak = True
-    trace = broken.turn_text("turn on the kitchen light")
+    trace_result = broken.answer_text("turn on the kitchen light")
+    trace = trace_result.trace
     assert trace["fallback_level"] == 1 and trace["status"] == "degraded"
-    assert broken.last_audio[0] == healthy.last_audio[0]
+    assert trace_result.pcm == healthy_result.pcm
 
 
 # -- breakers ---------------------------------------------------------------------------------
@@ -135,20 +138,22 @@ def test_breaker_opens_after_three_failures_and_skips_the_engine():
     assert hub.breakers.get("asr").state == "open"
     assert any(t["breakers"] for t in traces)
     calls_before = hub.fake_asr.calls
-    skipped = hub.turn_audio(speech())
+    skipped_result = hub.answer_audio(speech())
+    skipped = skipped_result.trace
     assert hub.fake_asr.calls == calls_before
     assert [e["kind"] for e in skipped["errors"]] == ["breaker_open"]
-    assert skipped["fallback_level"] == 4 and hub.last_audio[0]
+    assert skipped["fallback_level"] == 4 and skipped_result.pcm
 
 
 # -- BC-16: bounded retries, clean state per request -------------------------------------------
 def test_bc16_llm_never_json_reaches_fallback_without_recursion_error():
     llm = FakeLlm(("not json",))
     hub = make_hub(text="tell me about the moon landing", llm=llm)
-    trace = hub.turn_audio(speech())
+    trace_result = hub.answer_audio(speech())
+    trace = trace_result.trace
     assert len(llm.calls) == 2 and llm.calls[1][1] is True  # one retry, stricter
     assert [e["kind"] for e in trace["errors"]] == ["invalid_output", "invalid_output"]
-    assert trace["fallback_level"] == 4 and hub.last_audio[0]
+    assert trace["fallback_level"] == 4 and trace_result.pcm
 
 
 def test_bc16_llm_recovers_within_retry_budget():
@@ -200,8 +205,9 @@ def test_canned_answers_are_rendered_at_start_and_played_without_tts(tmp_path):
     hub.engines.warm(["tts"])
     rendered = list(hub.fake_tts.sentences)
     assert len(rendered) >= 3  # placeholder, failed action, not understood
-    trace = hub.turn_audio(speech())
-    assert trace["response"] == ACT_FAILED and hub.last_audio[0]
+    trace_result = hub.answer_audio(speech())
+    trace = trace_result.trace
+    assert trace["response"] == ACT_FAILED and trace_result.pcm
     assert hub.fake_tts.sentences == rendered  # nothing synthesized during the turn
 
 
@@ -280,9 +286,11 @@ def test_bc13_answers_are_cleaned_before_tts(answer, spoken):
 @pytest.mark.parametrize("answer", ["", "   ", "\n\t", "...", "?!", "—", "🙂👍",
                                     '{"intent": "HassTurnOn", "slots": {}}'])
 def test_bc08_unspeakable_llm_answer_falls_back_to_speech(answer):
-    hub, trace = _llm_turn("why is the sky blue", '{"intent": "answer", "confidence": 0.9}',
-                           answer=(answer,))
-    assert trace["fallback_level"] == 4 and hub.last_audio[0]
+    hub = make_hub(text="why is the sky blue",
+                   llm=FakeLlm(('{"intent": "answer", "confidence": 0.9}',), answer=(answer,)))
+    result = hub.answer_audio(speech())
+    trace = result.trace
+    assert trace["fallback_level"] == 4 and result.pcm
     assert [e["kind"] for e in trace["errors"]] == ["invalid_output", "invalid_output"]
 
 
@@ -328,9 +336,10 @@ def test_tts_down_after_a_done_action_says_done_not_sorry(tmp_path):
 
     hub = make_hub(store=Store(tmp_path / "hub.db"), inject=["tts=crash"])
     hub.engines.warm(["tts"])  # the canned answers are rendered while TTS still works
-    trace = hub.turn_audio(speech())
+    trace_result = hub.answer_audio(speech())
+    trace = trace_result.trace
     assert hub.home.state("Kitchen Light") == "on"
-    assert trace["response"] == DONE and trace["fallback_level"] == 4 and hub.last_audio[0]
+    assert trace["response"] == DONE and trace["fallback_level"] == 4 and trace_result.pcm
 
 
 def test_faq_answers_before_the_llm_and_home_questions_never_reach_it():
@@ -347,9 +356,10 @@ def test_rejected_speech_is_answered_not_silent():
 
     hub = make_hub()
     hub.fake_asr.transcribe = lambda samples, cancel=None: FakeTranscript("", (), rejected=True)
-    trace = hub.turn_audio(speech())
+    trace_result = hub.answer_audio(speech())
+    trace = trace_result.trace
     assert trace["status"] == "ok" and trace["intent"] is None
-    assert trace["response"] == NOT_UNDERSTOOD and hub.last_audio[0]
+    assert trace["response"] == NOT_UNDERSTOOD and trace_result.pcm
 
 
 def test_relaxed_rules_answer_at_level_2_when_the_llm_fails():
@@ -390,8 +400,9 @@ def test_llm_answer_is_synthesized_sentence_by_sentence_as_generated():
     llm = FakeLlm()
     llm.answer = answer
     hub = make_hub(text="why is the sky blue", llm=llm, tts=Tts())
-    trace = hub.turn_audio(speech())
+    trace_result = hub.answer_audio(speech())
+    trace = trace_result.trace
     assert order == [("llm", "First part."), ("tts", "First part."),
                      ("llm", "Second part."), ("tts", "Second part.")]
-    assert trace["response"] == "First part. Second part." and hub.last_audio[0]
+    assert trace["response"] == "First part. Second part." and trace_result.pcm
     assert "tts" not in trace["timings_ms"] and trace["timings_ms"]["ttfa"] is not None

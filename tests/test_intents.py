@@ -8,7 +8,7 @@ import pytest
 
 from hub.errors import ConfigError
 from hub.home import Home
-from hub.intents import SUPPORTED_INTENTS, IntentMatch, Rules
+from hub.intents.rules import SUPPORTED_INTENTS, IntentMatch, Rules
 from hub.settings import HomeSettings, IntentSettings
 
 from homes import SHARED, fixture_home, four_rooms

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hub.endpoint import CombinedDetector, EnergyDetector, Endpointer, make_vad
-from hub.listen import listen
+from hub.audio.endpoint import CombinedDetector, EnergyDetector, Endpointer, make_vad
+from hub.service.listen import listen
 from hub.settings import AsrSettings, AudioSettings, Settings, WakeSettings
-from hub.wake import make_wake
+from hub.wake.detector import make_wake
 from live_audio import blocks, generated_commands, read_wav, silence, speech_extent, synth
 
 REPO = Path(__file__).resolve().parents[1]
@@ -293,7 +293,7 @@ def test_audio_server():
 
 
 def test_pulseaudio_fifo_microphone_wake_word_and_command(test_audio_server, wake):
-    from hub.mic import open_mic
+    from hub.audio.mic import open_mic
 
     command = read_wav(generated_commands()[0])
     stream = turn_audio(command, gap_s=0.7)

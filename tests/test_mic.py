@@ -16,7 +16,7 @@ import pytest
 from sounddevice import PortAudioError
 
 from hub.errors import DeviceUnavailableError
-from hub.mic import MicConfig, open_mic
+from hub.audio.mic import MicConfig, open_mic
 from hub.settings import AudioSettings
 
 TONE_HZ = 1000
@@ -159,7 +159,7 @@ PROFILES = {
 def test_bc19_falls_back_to_what_the_device_accepts_and_yields_16k_mono(profile, caplog):
     dev, (rate, channels) = PROFILES[profile]
     sd = FakeSd([dev])
-    caplog.set_level(logging.INFO, logger="hub.mic")
+    caplog.set_level(logging.INFO, logger="hub.audio.mic")
     with open_mic(AudioSettings(input_device="USB PnP"), sd=sd, sleep=sd.sleep) as mic:
         assert mic.config == MicConfig(USB, rate, channels)
         blocks = collect(mic, 30)
@@ -236,7 +236,7 @@ def test_bc20b_overflows_counted_and_read_error_reopens_by_name(caplog):
     usb = device(USB, rate=48000, channels=2)
     webcam = device("Webcam Mic", rate=16000, channels=1, appears_at=2)
     sd = FakeSd([webcam, usb], overflow_reads={10, 20, 30}, fail_reads={51}, unplugged_s=3)
-    caplog.set_level(logging.INFO, logger="hub.mic")
+    caplog.set_level(logging.INFO, logger="hub.audio.mic")
     with open_mic(AudioSettings(input_device="USB PnP"), sd=sd, sleep=sd.sleep) as mic:
         blocks = collect(mic, 80)
         assert mic.overflows == 3

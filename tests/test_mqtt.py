@@ -15,9 +15,9 @@ import pytest
 
 from hub.errors import (BadInputError, ConfigError, FatalError, TimeoutError_,
                         TransientError)
-from hub.mqtt import KEY_PROPERTY, MqttBackend, make_backend, new_client, slug
+from hub.devices.mqtt import KEY_PROPERTY, MqttBackend, make_backend, new_client, slug
 from hub.settings import MqttSettings
-from hub.store import Store
+from hub.store.db import Store
 
 BROKER = ("127.0.0.1", 1883)
 WAIT_S = 5.0  # every wait in these tests; reached only when something is broken

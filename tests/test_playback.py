@@ -14,8 +14,8 @@ import sounddevice
 
 from hub.errors import DeviceUnavailableError, TimeoutError_
 from hub.settings import AudioSettings, TtsSettings
-from hub.tts import AudioChunk, PiperTts, default_voice_paths, make_tts
-from hub.playback import make_player
+from hub.tts.piper import AudioChunk, PiperTts, default_voice_paths, make_tts
+from hub.audio.player import make_player
 
 BC12_TEXT = "testing one two three"
 UNSPEAKABLE = ["", "   ", "\n\t", "...", "?!", "—", "🙂👍"]
@@ -131,7 +131,7 @@ def test_played_duration_matches_the_voice(request, caplog, voice, device_rates,
     chunks = list(tts.synthesize(BC12_TEXT))
     assert {c.rate for c in chunks} == {tts.rate} and tts.rate == (16000 if voice == "joe_16k" else 22050)
     sd = FakeSd(rates=device_rates, default_rate=default_rate)
-    with caplog.at_level(logging.INFO, logger="hub.playback"):
+    with caplog.at_level(logging.INFO, logger="hub.audio.player"):
         seconds = make_player(AudioSettings(), sd=sd).play(chunks)
     (stream,) = sd.streams
     assert stream.samplerate == (expect_rate or tts.rate)
@@ -156,9 +156,9 @@ def test_device_that_refuses_mono_gets_the_same_audio_on_two_channels():
 
 
 def test_playback_path_has_no_hard_coded_voice_rate():
-    import hub.playback
+    import hub.audio.player
 
-    source = Path(hub.playback.__file__).read_text()
+    source = Path(hub.audio.player.__file__).read_text()
     assert not re.search(r"16000|22050|16_000|22_050", source)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hub.notify import notify, watchdog_interval_s
+from hub.service.notify import notify, watchdog_interval_s
 
 UNIT = Path(__file__).resolve().parents[1] / "systemd" / "hub.service"
 MAX_EXPOSURE = 3.0

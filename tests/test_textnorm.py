@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from hub.textnorm import CUT_NOTICE, cap_text, normalize, speakable, split_sentences
+from hub.tts.textnorm import CUT_NOTICE, cap_text, normalize, speakable, split_sentences
 
 # BC-08: texts with nothing to say.
 UNSPEAKABLE = ["", "   ", "\n\t", "...", "?!", "—", "🙂👍"]

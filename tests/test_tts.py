@@ -17,8 +17,8 @@ import soxr
 
 from hub.errors import FatalError, TimeoutError_, TransientError
 from hub.settings import TtsSettings
-from hub.textnorm import CUT_NOTICE
-from hub.tts import AudioChunk, PiperTts, default_voice_paths, make_tts, write_wav
+from hub.tts.textnorm import CUT_NOTICE
+from hub.tts.piper import AudioChunk, PiperTts, default_voice_paths, make_tts, write_wav
 
 BC09_TEXT = "Is the back door locked? Yes, it was locked at nine. The porch light is still on."
 BC09_SENTENCES = ["Is the back door locked?", "Yes, it was locked at nine.",
@@ -142,7 +142,7 @@ def test_corrupt_voice_is_fatal_and_names_the_path(tmp_path, broken):
 def test_unspeakable_text_gives_no_audio_and_no_piper_call(tts, text, caplog):
     voice = CountingVoice(tts.voice)
     engine = PiperTts(voice, TtsSettings())
-    with caplog.at_level(logging.WARNING, logger="hub.tts"):
+    with caplog.at_level(logging.WARNING, logger="hub.tts.piper"):
         assert list(engine.synthesize(text)) == []
     assert voice.calls == []
     assert "nothing to say" in caplog.text

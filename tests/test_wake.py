@@ -10,7 +10,7 @@ import pytest
 
 from hub.errors import ConfigError
 from hub.settings import WakeSettings
-from hub.wake import BUILTINS, WakeWord, make_wake
+from hub.wake.detector import BUILTINS, WakeWord, make_wake
 from live_audio import blocks, generated_commands, read_wav, silence, synth
 
 PHRASES = {"okay_nabu": "okay nabu", "hey_jarvis": "hey jarvis",

@@ -1,9 +1,9 @@
 """Act: carry out a recognized intent on the in-process home and timers, exactly once.
 
-:class:`Actor` dispatches an :class:`~hub.intents.IntentMatch` to its handler (one per Home
+:class:`Actor` dispatches an :class:`~hub.intents.rules.IntentMatch` to its handler (one per Home
 Assistant intent, in :mod:`hub.act.devices`, :mod:`hub.act.queries`, :mod:`hub.act.timing`),
-which changes the :class:`~hub.home.Home` state store or the :class:`~hub.timers.Timers` and
-returns the response text (Home Assistant's English templates, :mod:`hub.respond`) with the
+which changes the :class:`~hub.home.Home` state store or the :class:`~hub.act.timers.Timers` and
+returns the response text (Home Assistant's English templates, :mod:`hub.act.responses`) with the
 actions it took. Each action is ``{"entity", "domain", "service", "data", "idempotency_key"}``
 in Home Assistant's service names (``light.turn_on`` is domain ``light``, service
 ``turn_on``); the MQTT outbox publishes these later.
@@ -23,9 +23,9 @@ from dataclasses import replace
 from hub.act import devices, queries, timing
 from hub.act.common import Context, Outcome
 from hub.home import Home
-from hub.intents import IntentMatch
-from hub.respond import error_text
-from hub.timers import TimerError, Timers
+from hub.intents.rules import IntentMatch
+from hub.act.responses import error_text
+from hub.act.timers import TimerError, Timers
 
 __all__ = ["Actor", "Outcome", "HANDLERS"]
 

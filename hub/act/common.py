@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hub.home import Home, TargetMatch
-from hub.intents import IntentMatch, resolve_targets
-from hub.respond import error_text
-from hub.timers import Timers
+from hub.intents.rules import IntentMatch, resolve_targets
+from hub.act.responses import error_text
+from hub.act.timers import Timers
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ State changes mirror what Home Assistant's services leave behind (``cover.open_c
 from __future__ import annotations
 
 from hub.act.common import Context, Outcome, action, failed, targets_of
-from hub.intents import IntentMatch
-from hub.respond import error_text, simple, template, turned
+from hub.intents.rules import IntentMatch
+from hub.act.responses import error_text, simple, template, turned
 
 # domain -> (service, new state) for HassTurnOn (True) and HassTurnOff (False).
 _SWITCH = {

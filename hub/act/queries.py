@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hub.act.common import Context, Outcome, failed, targets_of
-from hub.intents import IntentMatch
-from hub.respond import (climate_temperature, current_date, current_time, get_state,
+from hub.intents.rules import IntentMatch
+from hub.act.responses import (climate_temperature, current_date, current_time, get_state,
                          state_with_unit, weather)
 
 

@@ -8,9 +8,9 @@ device); commands find their timer by ``name``, ``area`` and ``start_hours``/``s
 from __future__ import annotations
 
 from hub.act.common import Context, Outcome, action
-from hub.intents import IntentMatch, duration_s
-from hub.respond import cancel_all, simple, timer_changed, timer_status
-from hub.timers import TimerError
+from hub.intents.rules import IntentMatch, duration_s
+from hub.act.responses import cancel_all, simple, timer_changed, timer_status
+from hub.act.timers import TimerError
 
 
 def _filters(match: IntentMatch) -> dict:

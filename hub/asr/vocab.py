@@ -80,8 +80,9 @@ class Vocab:
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/hub``, else ``~/.cache/hub``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "hub"
+    from hub.paths import cache_dir
+
+    return cache_dir()
 
 
 def load_items(language: str = "en") -> tuple[str, ...]:

@@ -7,6 +7,8 @@ never nearest-neighbour or linear interpolation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from hub.audio.riff import WavFormat
@@ -141,3 +143,28 @@ def to_mono_16k(samples: np.ndarray, rate: int) -> np.ndarray:
     if rate <= 0:
         raise ValueError(f"rate must be positive, got {rate}")
     return convert(samples, rate)[0]
+
+
+@dataclass(frozen=True)
+class AudioChunk:
+    """The audio of one sentence.
+
+    Attributes:
+        pcm: int16 little-endian mono samples.
+        rate: sample rate in Hz, the voice's own.
+        text: the sentence as spoken (normalized).
+    """
+
+    pcm: bytes
+    rate: int
+    text: str
+
+    @property
+    def frames(self) -> int:
+        """Number of samples."""
+        return len(self.pcm) // 2
+
+    @property
+    def seconds(self) -> float:
+        """Duration in seconds."""
+        return self.frames / self.rate

@@ -169,7 +169,7 @@ def route_cached(state: dict) -> str:
 
 
 def build_graph(hub):
-    """Compile the turn graph for the orchestrator ``hub`` (see :class:`hub.pipeline.Hub`)."""
+    """Compile the turn graph for the orchestrator ``hub`` (see :class:`hub.core.hub.Hub`)."""
     g = StateGraph(TurnState)
     plain = {"fingerprint": nodes.fingerprint, "confirm": nodes.confirm, "faq": nodes.faq,
              "respond": nodes.respond, "cached_audio": nodes.cached_audio,

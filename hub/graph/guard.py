@@ -53,7 +53,7 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None,
         body: the node's work.
         hub: the orchestrator (``breakers``, ``policy``, ``faults``, ``latency``).
         engine: the circuit breaker to use; None for nodes without one.
-        loads: the engine (:class:`hub.pipeline.Engines` name) to build before the timed
+        loads: the engine (:class:`hub.core.engines.Engines` name) to build before the timed
             call, so a one-time load is paid from the turn's deadline, not the node's timeout.
     Returns:
         A function of the state returning the update, with ``attempts``, ``timings_ms``,

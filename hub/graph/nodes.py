@@ -65,7 +65,8 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
 # -- understanding ----------------------------------------------------------------------------
 def rules(hub, state: dict, cancel: threading.Event) -> dict:
     """Match the alternatives against the rules; each segment is its own command when each matches."""
-    pending = hub.take_confirmation()
+    conversation = hub.conversation_of(state)
+    pending = conversation.take_confirmation()
     if pending is not None:
         answer = confirmation_answer(state.get("transcript") or "")
         if answer is True:
@@ -75,11 +76,13 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     engine = hub.engines.rules()
     segments = state.get("segments") or []
     if len(segments) > 1:
-        matches = [m for m in (engine.recognize(s) for s in segments) if m is not None]
+        matches = [m for m in (engine.recognize(s, conversation.area) for s in segments)
+                   if m is not None]
         if len(matches) > 1:
             return {"matches": matches, "source": "rules",
                     "transcript": " ".join(m.text for m in matches)}
-    text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")])
+    text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")],
+                              conversation.area)
     if match is None:  # a curated canned answer beats a small model's guess
         return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
     return {"matches": [match], "transcript": text, "source": "rules"}
@@ -102,7 +105,7 @@ def confirmation_answer(text: str) -> bool | None:
 
 def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
     """Ask the LLM what an unmatched transcript means; act only on what passes every check."""
-    from hub.graph.llm_guard import Refusal, mentioned
+    from hub.llm.guard import Refusal, mentioned
     from hub.llm.parse import Rejection, check_output
 
     engine = hub.engines.llm()
@@ -172,7 +175,7 @@ class _Streamer:
                 self.ttfa = since_end_of_input_ms(self.state)
             self.pcm += chunk.pcm
             self.rate = chunk.rate
-            self.hub.play_chunk(chunk)
+            self.hub.conversation_of(self.state).play(chunk)
 
     def say(self, text: str, cancel: threading.Event) -> None:
         """:meth:`synthesize`, but a failure only stops the streaming (logged)."""
@@ -198,7 +201,7 @@ _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
 def confirm(hub, state: dict) -> dict:
     """Ask before a sensitive action that came from the LLM; the next turn's yes does it."""
     match = state["confirm"]
-    hub.pending_confirmation(match)
+    hub.conversation_of(state).ask_confirmation(match)
     slots = match.slots
     domain = hub.domain_of(match.entities[0]) if match.entities else slots.get("domain")
     verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
@@ -249,7 +252,8 @@ def relaxed(hub, state: dict) -> dict:
     """L2: the rules again, relaxed (fuzzy), when the LLM path failed."""
     engine = hub.engines.rules()
     fuzzy = getattr(engine, "recognize_fuzzy", None)
-    match = fuzzy(state.get("transcript") or "") if fuzzy else None
+    match = fuzzy(state.get("transcript") or "", hub.conversation_of(state).area) \
+        if fuzzy else None
     if match is None:
         return {}
     return {"matches": [match], "source": "rules",
@@ -276,7 +280,7 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
     """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready."""
     canned = hub.canned_audio(state["response"])
     if canned is not None:
-        hub.play_chunk(canned)
+        hub.conversation_of(state).play(canned)
         return {"pcm": canned.pcm, "rate": canned.rate,
                 "ttfa_ms": since_end_of_input_ms(state)}
     speech = _Streamer(hub, state)
@@ -309,7 +313,7 @@ def cached_audio(hub, state: dict) -> dict:
 
 def placeholder(hub, state: dict) -> dict:
     """L4: speech rendered ahead of time, so it plays even when TTS is down."""
-    from hub.faq import PLACEHOLDER_TEXT
+    from hub.intents.faq import PLACEHOLDER_TEXT
 
     outcomes = state.get("outcomes") or []
     done = hub.canned_audio(DONE) if outcomes and all(o.ok for o in outcomes) else None

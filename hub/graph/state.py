@@ -14,6 +14,7 @@ class TurnState(TypedDict, total=False):
 
     # input
     turn_id: str            # also the idempotency key of the turn's actions
+    conversation_id: str    # the room or client (hub.core.conversation.Conversation)
     entry: str              # "replay", "ask" or "run"
     file: str | None        # input file, for the trace
     text: str | None        # text input (hub ask); None for audio

@@ -286,8 +286,9 @@ def prefix_cache_path(llm, tokens: tuple[int, ...]) -> Path | None:
     st = os.stat(path)
     key = hashlib.sha256(repr((os.path.abspath(path), st.st_size, st.st_mtime_ns, N_CTX,
                                tokens)).encode()).hexdigest()[:32]
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "hub" / "llm" / f"prefix-{key}.state"
+    from hub.paths import cache_dir
+
+    return cache_dir("llm", f"prefix-{key}.state")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

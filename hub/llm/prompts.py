@@ -22,7 +22,7 @@ DEFAULT_INTENTS = (
     "HassNevermind", "HassListAddItem", "HassMediaNext", "HassMediaPause", "HassMediaUnpause",
     "HassClimateGetTemperature",
 )
-"""Intents the LLM may propose until ``hub.intents.Rules.intent_names()`` provides them."""
+"""Intents the LLM may propose until ``hub.intents.rules.Rules.intent_names()`` provides them."""
 
 INTENT_HINTS = {
     "HassTurnOn": "turn on / open / activate a device, scene or script",

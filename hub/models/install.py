@@ -42,8 +42,9 @@ def models_dir(explicit: str | os.PathLike | None = None) -> Path:
     env = os.environ.get("HUB_MODELS_DIR")
     if env:
         return Path(env).expanduser()
-    data_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(data_home) / "hub" / "models"
+    from hub.paths import data_dir
+
+    return data_dir("models")
 
 
 def read_sidecar(model_dir: Path) -> dict | None:

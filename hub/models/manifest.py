@@ -14,8 +14,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from hub.errors import ConfigError
+from hub.paths import DATA_DIR
 
-DEFAULT_MANIFEST = Path(__file__).resolve().parent.parent / "data" / "models.toml"
+DEFAULT_MANIFEST = DATA_DIR / "models.toml"
 UNKNOWN_SHA256 = "unknown"
 KINDS = ("asr", "llm", "tts")
 INSTALLS = ("unzip", "file")

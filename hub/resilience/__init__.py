@@ -11,7 +11,7 @@ Pure, clock-injected parts the graph wires together:
 - :mod:`.faults`: :func:`parse_faults`, :func:`apply_fault` (``--inject NODE=FAULT``).
 - :mod:`.soak`: :func:`process_counts` (threads, FDs, RSS).
 
-Canned answers (fallback level 3) and the placeholder text (level 4) are in :mod:`hub.faq`.
+Canned answers (fallback level 3) and the placeholder text (level 4) are in :mod:`hub.intents.faq`.
 """
 
 from hub.resilience.breaker import Breakers, CircuitBreaker, CircuitOpenError

@@ -11,6 +11,7 @@ import math
 import threading
 from collections import deque
 
+from hub.resilience.percentile import percentile
 from hub.errors import ConfigError
 from hub.resilience.deadline import Deadline
 from hub.resilience.load import Probe, load_factor
@@ -39,13 +40,11 @@ class LatencyTracker:
             self._runs.setdefault(node, deque(maxlen=self._window)).append(float(seconds))
 
     def p90(self, node: str) -> float | None:
-        """The 90th percentile (nearest-rank method) of ``node``'s last runs, seconds; None if
-        it has none. Nearest rank: the value at rank ceil(0.9 * n) of the sorted runs."""
+        """The 90th percentile (:func:`~hub.resilience.percentile.percentile`) of ``node``'s
+        last runs, seconds; None if it has none."""
         with self._lock:
-            runs = sorted(self._runs.get(node, ()))
-        if not runs:
-            return None
-        return runs[math.ceil(0.9 * len(runs)) - 1]
+            runs = list(self._runs.get(node, ()))
+        return percentile(runs, 90)
 
     def nodes(self) -> list[str]:
         """Nodes with at least one recorded run, sorted."""

@@ -21,8 +21,8 @@ def add_parsers(sub, *, common, inject, store) -> None:
 def run_say(args) -> int:
     """Write the speech of ``args.text`` to ``args.out``; 0 on success."""
     from hub.settings import load_settings
-    from hub.textnorm import speakable
-    from hub.tts import make_tts, write_wav
+    from hub.tts.textnorm import speakable
+    from hub.tts.piper import make_tts, write_wav
 
     settings = load_settings(args.config)
     if not speakable(args.text):

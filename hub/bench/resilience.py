@@ -17,7 +17,7 @@ import random
 import time
 from pathlib import Path
 
-from hub.bench import pct
+from hub.resilience.percentile import percentile as pct
 
 HUNG_NODES = ("asr", "rules", "act", "tts")
 TIGHT_TIMEOUTS = {"asr": 0.35, "rules": 0.05, "act": 0.05, "tts": 0.25}
@@ -30,8 +30,8 @@ garbage collection of dropped recognizers in the middle of a measured turn)."""
 
 
 def _hub(settings, inject=(), probe=None):
-    from hub.pipeline import Hub
-    from hub.store import Store
+    from hub.core.hub import Hub
+    from hub.store.db import Store
 
     factories = {name: (lambda hub, e=engine: e) for name, engine in _ENGINES.items()}
     hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True, inject=inject,
@@ -144,8 +144,8 @@ SOAK_FAULTS = ("rules=hang", "rules=error", "rules=garbage", "rules=crash", "act
 
 def soak_hubs(settings) -> dict:
     """One Hub per fault (and one healthy), text turns with speech, no LLM, short timeouts."""
-    from hub.pipeline import Hub
-    from hub.store import Store
+    from hub.core.hub import Hub
+    from hub.store.db import Store
 
     timeouts = {k: 0.05 for k in settings.resilience.timeouts_s}
     res = dataclasses.replace(settings.resilience, max_load_factor=1.0,

@@ -20,7 +20,7 @@ from hub.errors import DeviceUnavailableError
 from hub.settings import AudioSettings
 
 if TYPE_CHECKING:
-    from hub.tts import AudioChunk
+    from hub.audio.pcm import AudioChunk
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class OutputChoice:
 
 
 class Player:
-    """Plays :class:`~hub.tts.AudioChunk` streams on one output device.
+    """Plays :class:`~hub.tts.piper.AudioChunk` streams on one output device.
 
     Args:
         settings: ``output_device`` is a substring of the PortAudio device name ("" = default).

@@ -1,5 +1,5 @@
 """``hub doctor`` (what is installed and the current load factors), ``hub stats`` (the journal)
-and the registration of ``hub run`` (the daemon, in :mod:`hub.daemon`)."""
+and the registration of ``hub run`` (the daemon, in :mod:`hub.service.daemon`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _positive(text: str) -> int:
 
 
 def _run_daemon(args) -> int:
-    from hub.daemon import run_daemon
+    from hub.service.daemon import run_daemon
 
     return run_daemon(args)
 
@@ -89,7 +89,7 @@ def _llm_line(settings) -> str:
 
 
 def _voice_line(settings) -> str:
-    from hub.tts import voice_paths
+    from hub.tts.piper import voice_paths
 
     model, config = voice_paths(settings.tts)
     missing = [str(p) for p in (model, config) if not p.is_file()]
@@ -114,7 +114,7 @@ def _mqtt(settings) -> str:
 
 def doctor_report(settings, store) -> dict:
     """What this hub would use: engines, models, store, MQTT, devices, load factors."""
-    from hub.pipeline import Hub
+    from hub.core.hub import Hub
 
     hub = Hub(settings, entry="run", store=store, speak=False)
     report = dict([
@@ -136,7 +136,7 @@ def doctor_report(settings, store) -> dict:
 def run_doctor(args) -> int:
     """Print the doctor report; 0 always (it reports, it does not judge)."""
     from hub.settings import config_path, load_settings
-    from hub.store import open_store
+    from hub.store.db import open_store
 
     settings = load_settings(args.config)
     store = open_store(args.store or settings.store.path)
@@ -165,7 +165,7 @@ def _print_item(key: str, value, indent: str) -> None:
 
 def summarize(traces: list[dict]) -> dict:
     """Counts by status, source and fallback level, and TTFA/total p50/p95 in ms."""
-    from hub.bench import pct
+    from hub.resilience.percentile import percentile as pct
 
     out: dict = {"turns": len(traces), "status": {}, "source": {}, "fallback_level": {}}
     for t in traces:
@@ -181,7 +181,7 @@ def summarize(traces: list[dict]) -> dict:
 def run_stats(args) -> int:
     """Print a summary of the last ``--last`` turns in the journal."""
     from hub.settings import load_settings
-    from hub.store import open_store
+    from hub.store.db import open_store
 
     settings = load_settings(args.config)
     store = open_store(args.store or settings.store.path)

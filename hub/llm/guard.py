@@ -102,14 +102,14 @@ def refuse(result, transcript: str) -> Refusal | None:
 
 
 def to_match(result, transcript: str, home):
-    """An :class:`hub.intents.IntentMatch` for the LLM ``result``, or a :class:`Refusal`.
+    """An :class:`hub.intents.rules.IntentMatch` for the LLM ``result``, or a :class:`Refusal`.
 
     Args:
         result: a :class:`hub.llm.parse.LlmIntent` (slots ``name``/``area`` canonical).
         transcript: what the person said.
         home: the :class:`hub.home.Home`.
     """
-    from hub.intents import IntentMatch
+    from hub.intents.rules import IntentMatch
 
     refusal = refuse(result, transcript)
     if refusal is not None:

@@ -8,7 +8,7 @@ devices are seen (BC-20a; PortAudio never refreshes its list by itself, python-s
 indices change across re-plugs and sessions (BC-20b; python-sounddevice #570, #627).
 
 The reads are blocking: a read that hangs (an unplugged device that never errors) stops the
-systemd watchdog pings sent by :func:`hub.listen.listen`, and systemd restarts the service.
+systemd watchdog pings sent by :func:`hub.service.listen.listen`, and systemd restarts the service.
 """
 
 from __future__ import annotations

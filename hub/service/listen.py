@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from hub.endpoint import Endpointer
-from hub.mic import TARGET_RATE, Mic
-from hub.notify import notify
+from hub.audio.endpoint import Endpointer
+from hub.audio.mic import TARGET_RATE, Mic
+from hub.service.notify import notify
 from hub.settings import Settings
-from hub.wake import WakeWord
+from hub.wake.detector import WakeWord
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def listen(mic: Mic, wake: WakeWord | None, settings: Settings, *,
     """Yield one utterance per turn: int16, 16 kHz, mono numpy arrays.
 
     Args:
-        mic: an open :class:`~hub.mic.Mic` (anything with ``blocks()``).
+        mic: an open :class:`~hub.audio.mic.Mic` (anything with ``blocks()``).
         wake: the wake word detector; None (or ``settings.wake.enabled`` false) listens
             without a wake word.
         settings: all settings (``asr.trailing_silence_ms``, ``asr.max_utterance_s``,

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hub.errors import ConfigError
+from hub.paths import DATA_DIR
 
 PLACEHOLDER_TEXT = "Sorry, I can't do that right now."
 """Fallback level 4: spoken from audio rendered at start-up, so it plays even when TTS is down."""
 
-DEFAULT_PATH = Path(__file__).parent / "data" / "faq.toml"
+DEFAULT_PATH = DATA_DIR / "faq.toml"
 """The question/answer file that ships."""
 
 _CONTRACTIONS = {

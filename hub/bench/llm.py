@@ -12,14 +12,14 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from hub.bench import pct
+from hub.resilience.percentile import percentile as pct
 
-CASES = Path(__file__).resolve().parents[1] / "tests" / "data" / "paraphrases.toml"
+CASES = Path(__file__).resolve().parents[2] / "tests" / "data" / "paraphrases.toml"
 
 
 def _hub(settings, *, llm: bool, inject=()):
-    from hub.pipeline import Hub
-    from hub.store import Store
+    from hub.core.hub import Hub
+    from hub.store.db import Store
 
     if not llm:
         settings = dataclasses.replace(settings, llm=dataclasses.replace(
@@ -41,7 +41,7 @@ def _right(case: dict, trace: dict) -> bool:
 
 def _unnamed_action(case: dict, trace: dict) -> bool:
     """True when a turn acted on an entity whose distinctive words were not said."""
-    from hub.graph.llm_guard import mentioned
+    from hub.llm.guard import mentioned
 
     name = trace["slots"].get("name")
     return bool(trace["intent"] and isinstance(name, str) and trace["source"] == "llm"

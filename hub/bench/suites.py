@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from hub.resilience.percentile import percentile
+
 
 def add_parsers(sub, *, common, inject, store) -> None:
     """Register ``bench``."""
@@ -46,14 +48,8 @@ def default_paths() -> list[Path]:
     return [base / "generated", base / "real"]
 
 
-def pct(values: list[float], q: int) -> float | None:
-    """The ``q``-th percentile (inclusive method), or None for no values."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+pct = percentile
+"""The hub's one percentile helper (:func:`hub.resilience.percentile.percentile`)."""
 
 
 def slots_equal(got: dict, want: dict) -> bool:
@@ -129,7 +125,7 @@ def _child_peak_rss_mb(folder: Path) -> float | None:
 def bench_folder(hub, plain_asr, folder: Path, args) -> dict:
     """Run every wav in ``folder`` both ways; return per-file rows."""
     from hub.audio import load_wav
-    from hub.replay import replay_file, replay_realtime
+    from hub.core.replay import replay_file, replay_realtime
 
     rules = hub.engines.rules()
     rows = []
@@ -220,8 +216,8 @@ def _command() -> str:
 def bench_pipeline(args, settings, folders: list[Path]) -> str:
     """The pipeline suite's report section."""
     from hub.asr import make_asr_engine
-    from hub.pipeline import Hub
-    from hub.store import Store
+    from hub.core.hub import Hub
+    from hub.store.db import Store
 
     hub = Hub(settings, entry="replay", store=Store(":memory:"), speak=True)
     plain = make_asr_engine(dataclasses.replace(settings.asr, restrict=False), settings.home,
@@ -236,7 +232,7 @@ def bench_pipeline(args, settings, folders: list[Path]) -> str:
 def bench_resilience(args, settings, folders: list[Path]) -> str:
     """The resilience suite's report section (hung nodes, CPU stress)."""
     from hub.audio import load_wav
-    from hub import bench_resilience as br
+    from hub.bench import resilience as br
 
     command_file = next(iter(sorted(folders[0].glob("turn on*.wav"))), None) \
         or sorted(folders[0].glob("*.wav"))[0]
@@ -250,14 +246,14 @@ def bench_resilience(args, settings, folders: list[Path]) -> str:
 
 def bench_soak(args, settings, folders: list[Path]) -> str:
     """The soak suite's report section."""
-    from hub import bench_resilience as br
+    from hub.bench import resilience as br
 
     return "\n".join(["## Soak", "", f"Made by: `{_command()}`", ""] + br.soak(settings))
 
 
 def bench_llm(args, settings, folders: list[Path]) -> str:
     """The LLM suite's report section."""
-    from hub.bench_llm import llm_suite
+    from hub.bench.llm import llm_suite
 
     return "\n".join(["## Local LLM", "", f"Made by: `{_command()}`", ""]
                      + llm_suite(settings, args.limit))

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from hub.textnorm import words as nw
-from hub.textnorm.sentences import CUT_NOTICE, cap_text, split_sentences
+from hub.tts.textnorm import words as nw
+from hub.tts.textnorm.sentences import CUT_NOTICE, cap_text, split_sentences
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")

@@ -11,9 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from hub.core.replay import answer_names, expand_paths, make_hub, replay_file
 from hub.errors import BadInputError, HubError
 
-log = logging.getLogger("hub.replay")
+log = logging.getLogger("hub.cli.replay")
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
@@ -51,40 +52,8 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.set_defaults(func=run_ask)
 
 
-def expand_paths(paths: list[str]) -> list[Path]:
-    """Files as given, folders as their ``*.wav`` files sorted by name (not recursive)."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.iterdir() if p.suffix.lower() == ".wav"))
-        else:
-            out.append(path)
-    return out
 
 
-def make_hub(args, entry: str, *, speak: bool):
-    """Build the :class:`hub.pipeline.Hub` for a command's arguments."""
-    import dataclasses
-
-    from hub.pipeline import Hub
-    from hub.settings import load_settings
-    from hub.store import open_store
-
-    settings = load_settings(args.config)
-    if getattr(args, "engine", None):
-        settings = dataclasses.replace(
-            settings, asr=dataclasses.replace(settings.asr, engine=args.engine))
-    if getattr(args, "no_llm", False):
-        settings = dataclasses.replace(
-            settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
-    try:
-        store = open_store(args.store or settings.store.path)
-    except (HubError, OSError) as exc:
-        log.warning("store unavailable, running without cache and journal: %s",
-                    getattr(exc, "message", exc))
-        store = None
-    return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)
 
 
 def _emit(trace: dict) -> None:
@@ -100,59 +69,10 @@ def _progress(i: int, n: int, trace: dict) -> None:
     sys.stderr.flush()
 
 
-def answer_names(paths: list[Path]) -> list[str]:
-    """A distinct answer file name per input: ``<stem>.wav``, then ``<stem>-2.wav``, ..."""
-    seen: dict[str, int] = {}
-    names = []
-    for path in paths:
-        n = seen[path.stem] = seen.get(path.stem, 0) + 1
-        names.append(f"{path.stem}.wav" if n == 1 else f"{path.stem}-{n}.wav")
-    return names
 
 
-def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool,
-                out_name: str | None = None) -> dict:
-    """One file through the hub: its trace (``bad_input`` when it cannot be read)."""
-    from hub.audio import load_wav, speech_present
-    from hub.trace import bad_input_trace
-
-    out_name = out_name or f"{path.stem}.wav"
-    try:
-        audio = load_wav(path)
-    except BadInputError as exc:
-        print(f"hub: {exc.message}", file=sys.stderr)
-        return bad_input_trace(str(path), exc.message)
-    out = str(out_dir / out_name) if out_dir is not None else None
-    if not speech_present(audio):
-        print(f"hub: no speech in {path}", file=sys.stderr)
-        return hub.turn_audio(audio.samples, file=str(path), out_path=out, silent=True)
-    if realtime:
-        return replay_realtime(hub, audio, str(path), out)
-    return hub.turn_audio(audio.samples, file=str(path), out_path=out)
 
 
-def replay_realtime(hub, audio, file: str, out: str | None) -> dict:
-    """Feed ``audio`` at real speed into a streaming recognizer, then finish the turn.
-
-    TTFA counts from the moment the last frame was fed, as with a microphone.
-    """
-    from hub.audio import frames
-
-    try:
-        stream = hub.engines.asr().stream()
-    except HubError:
-        stream = None  # the asr node will fail over in the graph
-    start = time.monotonic()
-    fed = 0.0
-    for frame in frames(audio, frame_ms=30):
-        if stream is not None:
-            stream.accept(frame)
-        fed += len(frame) / 2 / audio.rate
-        delay = start + fed - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-    return hub.turn_audio(audio.samples, file=file, out_path=out, asr_stream=stream,
-                          started=time.monotonic())
 
 
 def run_replay(args) -> int:

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hub.errors import ConfigError
+from hub.paths import DATA_DIR
 from hub.home import Home, TargetMatch
 from hub.settings import IntentSettings
 
-SENTENCES_DIR = Path(__file__).parent / "data" / "sentences"
+SENTENCES_DIR = DATA_DIR / "sentences"
 
 SUPPORTED_INTENTS = frozenset({
     "HassTurnOn", "HassTurnOff", "HassLightSet", "HassGetState", "HassGetWeather",
@@ -118,16 +119,22 @@ class Rules:
         except Exception as exc:  # hassil raises plain exceptions on template syntax
             raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
         self._lists = _slot_lists(home)
-        self._context = {"area": {"value": home.satellite_area or "", "text": ""}}
         self.load_s = time.perf_counter() - start
         """Seconds spent loading and parsing the sentences."""
 
-    def recognize(self, text: str) -> IntentMatch | None:
-        """The best match for ``text`` (a transcript), or None when no sentence matches."""
+    def recognize(self, text: str, area: str | None = None) -> IntentMatch | None:
+        """The best match for ``text`` (a transcript), or None when no sentence matches.
+
+        ``area``: the area of the satellite that heard it (the conversation's), which
+        sentences without an area ("turn on the lights") refer to; None: the home's
+        ``satellite_area``.
+        """
         from hassil.recognize import recognize_ranked
 
+        area = self.home.satellite_area if area is None else area
+        context = {"area": {"value": area or "", "text": ""}}
         results = recognize_ranked(text, self._intents, slot_lists=self._lists,
-                                   intent_context=self._context,
+                                   intent_context=context,
                                    best_metadata_key=_CUSTOM, best_slot_name="name")
         for result in results:
             if not _is_custom(result) and _has_exclusion(text, result):
@@ -135,18 +142,19 @@ class Rules:
             return self._to_match(text, result)
         return None
 
-    def rank(self, alternatives: Sequence[str]) -> tuple[str, IntentMatch | None]:
+    def rank(self, alternatives: Sequence[str],
+             area: str | None = None) -> tuple[str, IntentMatch | None]:
         """The first alternative (n-best transcript) that matches, with its match.
 
         Returns ``(alternatives[0] or "", None)`` when none matches.
         """
         for text in alternatives:
-            match = self.recognize(text) if text and text.strip() else None
+            match = self.recognize(text, area) if text and text.strip() else None
             if match is not None:
                 return text, match
         return (alternatives[0] if alternatives else "") or "", None
 
-    def recognize_fuzzy(self, text: str) -> IntentMatch | None:
+    def recognize_fuzzy(self, text: str, area: str | None = None) -> IntentMatch | None:
         """A relaxed match (fallback level 2): ``text`` with one word left out, the first of
         those that matches, trying from the start (recognizers add a stray word, such as a
         click heard as "pause", far more often than they drop one). None when nothing does.
@@ -155,7 +163,7 @@ class Rules:
         if len(words) < 3:
             return None
         for i in range(len(words)):
-            match = self.recognize(" ".join(words[:i] + words[i + 1:]))
+            match = self.recognize(" ".join(words[:i] + words[i + 1:]), area)
             if match is not None:
                 return match
         return None

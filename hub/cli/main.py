@@ -56,7 +56,9 @@ def _store(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hub`` with all subcommands."""
-    from hub import bench, models, replay, speak, tools
+    from hub import models
+    from hub.bench import suites as bench
+    from hub.cli import doctor as tools, replay, say as speak
 
     parser = argparse.ArgumentParser(prog="hub", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -15,7 +15,7 @@ import functools
 import re
 from datetime import date, time as dtime
 
-from hub.timers import TimerInfo
+from hub.act.timers import TimerInfo
 
 OWN_TEXTS = {
     "need_area": "Which area do you mean?",

@@ -37,7 +37,7 @@ from hub.settings import MqttSettings
 __all__ = ["MqttBackend", "make_backend", "slug", "action_topic", "action_payload",
            "LOCAL_DOMAINS", "KEY_PROPERTY", "POLL_S"]
 
-log = logging.getLogger("hub.mqtt")
+log = logging.getLogger("hub.devices.mqtt")
 
 POLL_S = 0.05
 """How often every wait checks ``cancel`` and the deadline, seconds."""
@@ -219,7 +219,7 @@ class MqttBackend:
 
     Args:
         settings: broker address, topic prefix, QoS, timeout, client id, retain, keep-alive.
-        store: the hub's :class:`~hub.store.Store` (its outbox makes "once" survive restarts);
+        store: the hub's :class:`~hub.store.db.Store` (its outbox makes "once" survive restarts);
             None: keys are remembered in memory only.
         client_factory: ``(client_id) -> paho Client``; default :func:`new_client`.
     Raises:

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-log = logging.getLogger("hub.store")
+log = logging.getLogger("hub.store.db")
 
 BUSY_TIMEOUT_MS = 2000
 """How long a write waits for a lock held by another connection before it is skipped."""
@@ -26,8 +26,9 @@ BUSY_TIMEOUT_MS = 2000
 
 def default_store_path() -> Path:
     """``$XDG_STATE_HOME/hub/hub.db``, else ``~/.local/state/hub/hub.db``."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "hub" / "hub.db"
+    from hub.paths import state_dir
+
+    return state_dir("hub.db")
 
 
 def _remove(path: str) -> None:

@@ -1,7 +1,7 @@
 """``hub run``: the daemon. Microphone -> wake word -> utterance -> turn -> speaker.
 
-The microphone (:mod:`hub.mic`) reopens a failed device by name with back-off; the
-listening loop (:mod:`hub.listen`) tells systemd it is ready and alive. Answers are played sentence by sentence as TTS makes them.
+The microphone (:mod:`hub.audio.mic`) reopens a failed device by name with back-off; the
+listening loop (:mod:`hub.service.listen`) tells systemd it is ready and alive. Answers are played sentence by sentence as TTS makes them.
 One JSON trace line per turn goes to stdout; the same trace goes to the journal.
 """
 
@@ -15,16 +15,16 @@ import sys
 import threading
 
 from hub.errors import HubError
-from hub.notify import notify
+from hub.service.notify import notify
 
-log = logging.getLogger("hub.daemon")
+log = logging.getLogger("hub.service.daemon")
 
 
 class Speaker:
     """Plays each turn's sentences as they are synthesized, on a thread of its own.
 
     Args:
-        player: a :class:`hub.playback.Player` (``play(iterable of AudioChunk)``).
+        player: a :class:`hub.audio.player.Player` (``play(iterable of AudioChunk)``).
     """
 
     def __init__(self, player):
@@ -54,7 +54,7 @@ class Speaker:
 
     def end_turn(self, pcm: bytes | None, rate: int | None, timeout_s: float = 60.0) -> None:
         """Close the turn; play ``pcm`` (cached or placeholder audio) when TTS streamed nothing."""
-        from hub.tts import AudioChunk
+        from hub.audio.pcm import AudioChunk
 
         if self._queue is None:
             return
@@ -76,18 +76,18 @@ def run_daemon(args) -> int:
     ``[audio] device_wait_s``, DeviceUnavailableError ends the daemon with exit code 4, and
     systemd's ``Restart=on-failure`` takes over.
     """
-    from hub.listen import listen
-    from hub.mic import open_mic
-    from hub.playback import make_player
-    from hub.replay import make_hub
-    from hub.wake import make_wake
+    from hub.service.listen import listen
+    from hub.audio.mic import open_mic
+    from hub.audio.player import make_player
+    from hub.core.replay import make_hub
+    from hub.wake.detector import make_wake
 
     hub = make_hub(args, "run", speak=True)
     settings = hub.settings
     hub.engines.warm(["asr", "rules", "tts"])
     wake = None if args.no_wake or not settings.wake.enabled else make_wake(settings.wake)
     speaker = Speaker(make_player(settings.audio))
-    hub.player = speaker
+    hub.conversation().player = speaker
     with open_mic(settings.audio) as mic:
         return _serve_until_signal(hub, speaker, listen(mic, wake, settings), mic)
 
@@ -130,10 +130,11 @@ def _serve_until_signal(hub, speaker: Speaker, utterances, mic) -> int:
 def _serve(hub, speaker: Speaker, utterances) -> None:
     for samples in utterances:
         speaker.start_turn()
+        result = None
         try:
-            trace = hub.turn_audio(samples, file=None)
+            result = hub.answer_audio(samples, file=None)
         finally:
-            pcm, rate = hub.last_audio
-            speaker.end_turn(pcm, rate)
+            speaker.end_turn(result.pcm if result else None, result.rate if result else None)
+        trace = result.trace
         sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
         sys.stdout.flush()

@@ -1,0 +1,163 @@
+"""Engine factories and the lazy, once-only :class:`Engines` container of a hub.
+
+Every engine (recognizer, rules, handlers, device backend, TTS, LLM, FAQ) is built by one
+factory function of the hub that tests can replace (``Hub(factories={...})``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from hub.errors import FatalError, HubError
+
+log = logging.getLogger("hub.core.engines")
+
+
+def _asr(hub):
+    from hub.asr import make_asr_engine
+
+    return make_asr_engine(hub.settings.asr, hub.settings.home, cache_dir=hub.cache_dir)
+
+
+def _rules(hub):
+    from hub.intents.rules import Rules
+
+    return Rules(hub.home, hub.settings.intents)
+
+
+def _actor(hub):
+    from hub.act import Actor
+    from hub.act.timers import Timers
+
+    return Actor(hub.home, Timers())
+
+
+class _NoDevices:
+    """The device backend when ``[mqtt]`` is off: actions stay in the in-process home."""
+
+    def publish(self, action: dict, cancel=None) -> None:
+        """Nothing to send."""
+
+
+def _devices(hub):
+    from hub.devices.mqtt import make_backend
+
+    return make_backend(hub.settings.mqtt, hub.store) or _NoDevices()
+
+
+def _tts(hub):
+    from hub.tts.piper import make_tts
+
+    return make_tts(hub.settings.tts)
+
+
+def _llm(hub):
+    from hub.llm import make_llm
+
+    return make_llm(hub.settings.llm, hub.settings.home, hub.engines.rules().intent_names())
+
+
+def _faq(hub):
+    from hub.intents.faq import Faq
+
+    path = hub.settings.resilience.faq
+    return Faq(Path(path) if path else None)
+
+
+DEFAULT_FACTORIES: dict[str, Callable] = {
+    "asr": _asr, "rules": _rules, "actor": _actor, "tts": _tts, "llm": _llm, "faq": _faq,
+    "devices": _devices,
+}
+"""Engine factories by name; each takes the Hub and returns the engine."""
+
+
+class Engines:
+    """Engines built on first use, once; a failed build is remembered for ``retry_after_s``.
+
+    Each engine has its own lock, so one engine's factory may use another engine (the LLM's
+    whitelist comes from the rules) and a slow build blocks only the callers of that engine.
+    """
+
+    def __init__(self, hub, factories: dict[str, Callable], retry_after_s: float):
+        self._hub, self._factories, self._retry_after = hub, factories, retry_after_s
+        self._built: dict[str, object] = {}
+        self._failed: dict[str, tuple[float, HubError]] = {}
+        self._locks = {name: threading.Lock() for name in factories}
+
+    def get(self, name: str):
+        """The engine ``name``, building it if needed.
+
+        Raises:
+            HubError: the engine could not be built (a FatalError unless the factory said more).
+        """
+        engine = self._built.get(name)
+        if engine is not None:
+            return engine
+        with self._locks[name]:
+            if name in self._built:
+                return self._built[name]
+            failed = self._failed.get(name)
+            if failed and time.monotonic() - failed[0] < self._retry_after:
+                raise failed[1]
+            try:
+                engine = self._factories[name](self._hub)
+            except HubError as exc:
+                self._failed[name] = (time.monotonic(), exc)
+                raise
+            except Exception as exc:  # noqa: BLE001 - a library's own error while loading
+                err = FatalError(f"cannot load {name}: {exc}", node=name)
+                self._failed[name] = (time.monotonic(), err)
+                raise err from None
+            self._built[name] = engine
+            self._failed.pop(name, None)
+            return engine
+
+    def warm(self, names) -> None:
+        """Build ``names`` now (before the first turn); failures are logged, not raised.
+
+        With ``tts`` among them, the canned answers are rendered and stored too.
+        """
+        for name in names:
+            try:
+                self.get(name)
+            except HubError as exc:
+                log.warning("%s unavailable: %s", name, exc.message)
+        if "tts" in names:
+            self._hub.prerender()
+
+    def loaded(self, name: str) -> bool:
+        """True when ``name`` has been built."""
+        return name in self._built
+
+    # one accessor per engine, so the nodes' calls are plain methods
+    def asr(self):
+        """The speech recognizer (:mod:`hub.asr`)."""
+        return self.get("asr")
+
+    def rules(self):
+        """The hassil rules (:class:`hub.intents.rules.Rules`)."""
+        return self.get("rules")
+
+    def actor(self):
+        """The intent handlers (:class:`hub.act.Actor`)."""
+        return self.get("actor")
+
+    def devices(self):
+        """The device backend (MQTT, or none)."""
+        return self.get("devices")
+
+    def tts(self):
+        """The speech synthesizer (:mod:`hub.tts.piper`)."""
+        return self.get("tts")
+
+    def llm(self):
+        """The local language model (:mod:`hub.llm`)."""
+        return self.get("llm")
+
+    def faq(self):
+        """The canned answers (:class:`hub.intents.faq.Faq`)."""
+        return self.get("faq")
