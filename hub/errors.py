@@ -13,9 +13,27 @@ is retried (design.md, "Retry by error class"):
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import ClassVar
 
 KINDS = ("timeout", "transient", "invalid_output", "fatal", "bad_input")
+
+
+class ExitCode(IntEnum):
+    """The exit codes of every ``hub`` command (README, "Exit codes"): the one table."""
+
+    OK = 0
+    """Every input handled, ``no_speech`` and ``degraded`` turns included."""
+    INTERNAL = 1
+    """A bug (``-vv`` shows the traceback)."""
+    BAD_INPUT = 2
+    """An input unreadable or unsupported, or a bad config or usage."""
+    NETWORK = 3
+    """Network unreachable (``hub models fetch``)."""
+    DEVICE = 4
+    """Audio device unavailable (``hub run``)."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT)."""
 
 
 class HubError(Exception):

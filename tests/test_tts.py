@@ -18,7 +18,8 @@ import soxr
 from hub.errors import FatalError, TimeoutError_, TransientError
 from hub.settings import TtsSettings
 from hub.tts.textnorm import CUT_NOTICE
-from hub.tts.piper import AudioChunk, PiperTts, default_voice_paths, make_tts, write_wav
+from hub.audio.wav import write_wav
+from hub.tts.piper import AudioChunk, PiperTts, default_voice_paths, make_tts
 
 BC09_TEXT = "Is the back door locked? Yes, it was locked at nine. The porch light is still on."
 BC09_SENTENCES = ["Is the back door locked?", "Yes, it was locked at nine.",

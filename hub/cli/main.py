@@ -12,9 +12,10 @@ import logging
 import sys
 
 from hub import __version__
-from hub.errors import ConfigError, DeviceUnavailableError, HubError
+from hub.errors import ConfigError, DeviceUnavailableError, ExitCode, HubError
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE = 0, 1, 2, 4
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE, EXIT_INTERRUPTED = (
+    ExitCode.OK, ExitCode.INTERNAL, ExitCode.BAD_INPUT, ExitCode.DEVICE, ExitCode.INTERRUPTED)
 
 DESCRIPTION = """\
 hub: an offline voice hub that keeps answering.
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT if exc.kind == "bad_input" else EXIT_INTERNAL
     except KeyboardInterrupt:
         print("hub: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a path the user gave: missing folder, no permission, ...

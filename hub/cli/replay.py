@@ -8,11 +8,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 
 from hub.core.replay import answer_names, expand_paths, make_hub, replay_file
-from hub.errors import BadInputError, HubError
 
 log = logging.getLogger("hub.cli.replay")
 

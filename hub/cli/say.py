@@ -22,7 +22,8 @@ def run_say(args) -> int:
     """Write the speech of ``args.text`` to ``args.out``; 0 on success."""
     from hub.settings import load_settings
     from hub.tts.textnorm import speakable
-    from hub.tts.piper import make_tts, write_wav
+    from hub.audio.wav import write_wav
+    from hub.tts.piper import make_tts
 
     settings = load_settings(args.config)
     if not speakable(args.text):

@@ -8,16 +8,12 @@ that failed to load is not tried again until the breaker's cool-down has passed.
 from __future__ import annotations
 
 import logging
-import os
-import threading
 import time
 import uuid
 import wave
-from pathlib import Path
 from dataclasses import dataclass
-from typing import Callable
 
-from hub.errors import FatalError, HubError
+from hub.errors import HubError
 from hub.core.conversation import DEFAULT_ID, Conversation, Conversations
 from hub.paths import DATA_DIR, cache_dir
 from hub.core.engines import DEFAULT_FACTORIES, Engines
@@ -205,13 +201,13 @@ class Hub:
               conversation: Conversation | None = None) -> TurnResult:
         from hub.trace import make_trace
 
-        started = started if started is not None else time.monotonic()
+        started = started if started is not None else self.clock()
         conversation = conversation or self.conversation()
         state = {**inputs, "turn_id": uuid.uuid4().hex, "entry": self.entry, "file": file,
                  "conversation_id": conversation.conversation_id,
                  "out_path": out_path, "started": started,
                  "deadline": Deadline(max(0.0, self.settings.resilience.deadline_s
-                                              - (time.monotonic() - started))),
+                                              - (self.clock() - started)), clock=self.clock),
                  "errors": [], "attempts": {}, "timings_ms": {}, "fallback_level": 0,
                  "breakers": [], "failed": None}
         final = self.graph.invoke(state, {"recursion_limit": RECURSION_LIMIT})
@@ -226,15 +222,8 @@ class Hub:
 
     @staticmethod
     def _write_audio(final: dict, out_path: str | None) -> str | None:
+        from hub.audio.wav import write_wav_atomic
+
         if not out_path or not final.get("pcm"):
             return None
-        path = Path(out_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".wav.part")
-        with wave.open(str(tmp), "wb") as w:
-            w.setnchannels(1)
-            w.setsampwidth(2)
-            w.setframerate(final["rate"])
-            w.writeframes(final["pcm"])
-        os.replace(tmp, path)
-        return str(path)
+        return write_wav_atomic(final["pcm"], final["rate"], out_path)

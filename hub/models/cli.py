@@ -20,17 +20,14 @@ import argparse
 import sys
 from typing import TextIO
 
-from hub.errors import BadInputError, ConfigError, HubError
+from hub.errors import BadInputError, ConfigError, HubError, ExitCode
 from hub.models.download import NetworkError
 from hub.models.install import fetch, installed_path, models_dir, read_sidecar
 from hub.models.manifest import Model, load_manifest
 from hub.models.verify import installed_names, verify_installed
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_BAD_INPUT = 2
-EXIT_NETWORK = 3
-EXIT_INTERRUPTED = 130
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NETWORK, EXIT_INTERRUPTED = (
+    ExitCode.OK, ExitCode.INTERNAL, ExitCode.BAD_INPUT, ExitCode.NETWORK, ExitCode.INTERRUPTED)
 
 
 def add_models_parser(subparsers) -> argparse.ArgumentParser:

@@ -7,7 +7,6 @@ more than the turn has left.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import deque
 

