@@ -58,6 +58,15 @@ def test_reasons_name_the_rule():
         "act: side effect without an idempotency key"
 
 
+@pytest.mark.parametrize("node", ["asr", "rules", "act", "tts"])
+def test_a_timeout_is_retried_only_on_the_llm_path(node):
+    deadline = Deadline(8.0, clock=ManualClock())
+    kw = {"side_effect": False, "has_idempotency_key": True}
+    assert not should_retry("timeout", 1, node, deadline, **kw)
+    assert should_retry("transient", 1, node, deadline, **kw)
+    assert should_retry("timeout", 1, "llm_answer", deadline, **kw)
+
+
 @pytest.mark.parametrize(("kind", "attempt"), [("oops", 1), ("timeout", 0)])
 def test_bad_arguments_are_refused(kind, attempt):
     with pytest.raises(ValueError):

@@ -32,20 +32,10 @@ def _failed(state: dict, node: str) -> str | None:
     return failed["kind"] if failed and failed["node"] == node else None
 
 
-LLM_NODES = ("llm_intent", "llm_answer")
-
-
 def _retry(state: dict, node: str, kind: str, *, side_effect: bool = False) -> bool:
-    """Whether a failed node runs again.
-
-    A timeout is retried only on the LLM path (whose budget, ``[llm] budget_s``, includes its
-    one retry): elsewhere a hung engine stays hung, and its breaker and the ladder answer
-    within the node's own budget.
-    """
+    """Whether a failed node runs again (the rules: :mod:`hub.resilience.retry`)."""
     attempt = (state.get("attempts") or {}).get(node, 0)
     if kind == BREAKER_OPEN or attempt >= MAX_ATTEMPTS:
-        return False
-    if kind == "timeout" and node not in LLM_NODES:
         return False
     return should_retry(kind, attempt, node, state["deadline"], side_effect=side_effect,
                         has_idempotency_key=True)

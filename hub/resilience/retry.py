@@ -7,7 +7,9 @@ limit. Retries happen immediately and spend the turn's deadline; they never exte
 =================  ==============================================================
 kind               policy
 =================  ==============================================================
-timeout            1 retry, immediately
+timeout            1 retry, immediately, on the LLM path only (:data:`TIMEOUT_RETRY_NODES`,
+                   whose ``[llm] budget_s`` includes it); elsewhere a hung engine stays
+                   hung, and its breaker and the ladder answer within the node's budget
 transient          1 retry, immediately
 invalid_output     1 retry; the caller asks again with a stricter prompt
 fatal, bad_input   never
@@ -32,6 +34,9 @@ MIN_LEFT_S = 0.05
 
 RETRYABLE_KINDS = frozenset({"timeout", "transient", "invalid_output"})
 """Error kinds that may be retried."""
+
+TIMEOUT_RETRY_NODES = frozenset({"llm_intent", "llm_answer"})
+"""The nodes whose timeout is retried (the LLM path)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,8 @@ def retry_decision(kind: str, attempt: int, node: str, deadline: Deadline, *,
         return RetryDecision(False, f"{node}: {kind} is never retried")
     if side_effect and not has_idempotency_key:
         return RetryDecision(False, f"{node}: side effect without an idempotency key")
+    if kind == "timeout" and node not in TIMEOUT_RETRY_NODES:
+        return RetryDecision(False, f"{node}: a timeout is retried only on the LLM path")
     if attempt >= MAX_ATTEMPTS:
         return RetryDecision(False, f"{node}: {attempt} of {MAX_ATTEMPTS} attempts used")
     left = deadline.left()
