@@ -205,7 +205,7 @@ class Hub:
         conversation = conversation or self.conversation()
         state = {**inputs, "turn_id": uuid.uuid4().hex, "entry": self.entry, "file": file,
                  "conversation_id": conversation.conversation_id,
-                 "out_path": out_path, "started": started,
+                 "started": started,
                  "deadline": Deadline(max(0.0, self.settings.resilience.deadline_s
                                               - (self.clock() - started)), clock=self.clock),
                  "errors": [], "attempts": {}, "timings_ms": {}, "fallback_level": 0,

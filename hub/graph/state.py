@@ -21,7 +21,6 @@ class TurnState(TypedDict, total=False):
     samples: Any            # int16 mono 16 kHz numpy array, or None
     silent: bool            # no speech found in the audio: skip the recognizer
     asr_stream: Any         # an AsrStream already fed (real-time input), or None
-    out_path: str | None    # where the answer wav goes (replay), or None
     deadline: Any           # hub.resilience.Deadline started at end of input
     started: float          # monotonic time at end of input
     # progress
@@ -37,9 +36,7 @@ class TurnState(TypedDict, total=False):
     confirm: Any            # an LLM match waiting for a spoken yes
     spoken: bool            # the answer's audio was made while it was generated (LLM answers)
     ttfa_ms: float | None   # end of input -> first answer audio ready
-    match: Any              # hub.intents.IntentMatch or None
     llm: Any                # hub.llm.LlmIntent or None
-    outcome: Any            # hub.act.Outcome or None
     response: str
     source: str | None
     intent: str | None
@@ -52,6 +49,5 @@ class TurnState(TypedDict, total=False):
     errors: list[dict]
     attempts: dict[str, int]
     failed: dict | None     # {"node", "kind"} of the last failure, None after a success
-    strict: bool            # the LLM retry asks with the stricter prompt
     timings_ms: dict[str, float]
     breakers: list[dict]    # breaker transitions during the turn
