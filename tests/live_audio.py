@@ -14,17 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
-from shared_data import SAMPLES, SHARED, recordings
+from shared_data import recordings
 
 RATE = 16000
 
 
 def generated_commands() -> list[Path]:
-    """Command recordings (16 kHz mono int16), sorted: the shared synthesized ones, or on a
-    bare clone every shipped sample that is a command (at least ten)."""
-    if SHARED is not None:
-        return recordings("generated")
-    return sorted(p for p in SAMPLES.glob("*.wav") if not p.stem.startswith("oov_"))
+    """The synthesized command recordings (16 kHz mono int16), sorted: the shared ones, or on
+    a bare clone the synthesized samples (eight)."""
+    return recordings("generated")
 
 
 def read_wav(path: Path) -> np.ndarray:

@@ -56,6 +56,12 @@ def add_parsers(sub, *, common, inject, store) -> None:
 
 
 
+def llm_warm(hub, entry: str) -> list[str]:
+    """``["llm"]`` when the LLM is on for ``entry`` (``[llm] intents_on``/``answers_on``)."""
+    llm = hub.settings.llm
+    return ["llm"] if entry in llm.intents_on or entry in llm.answers_on else []
+
+
 def _emit(trace: dict) -> None:
     sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -82,8 +88,9 @@ def run_replay(args) -> int:
         print("hub: no wav files in " + ", ".join(args.paths), file=sys.stderr)
         return 2
     hub = make_hub(args, "replay", speak=not args.no_audio)
-    # The LLM loads on the first turn that needs it: most replays never do, and it costs memory.
-    hub.engines.warm(["asr", "rules", "devices"] + ([] if args.no_audio else ["tts"]))
+    # Every engine a turn may need, the LLM's prompt cache included, is ready before the first.
+    hub.engines.warm(["asr", "rules", "devices"] + ([] if args.no_audio else ["tts"])
+                     + llm_warm(hub, "replay"))
     if hub.settings.asr.engine != "auto" and not hub.engines.loaded("asr"):
         print(f"hub: asr.engine {hub.settings.asr.engine} cannot be used (see the warning "
               "above)", file=sys.stderr)
@@ -108,7 +115,8 @@ def run_replay(args) -> int:
 def run_ask(args) -> int:
     """``hub ask``: one utterance, or one per stdin line with ``-``."""
     hub = make_hub(args, "ask", speak=bool(args.out))
-    hub.engines.warm(["rules"] + (["tts"] if args.out else []))
+    # The LLM (and its prompt cache) is made ready here, never inside a turn's deadline.
+    hub.engines.warm(["rules"] + (["tts"] if args.out else []) + llm_warm(hub, "ask"))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
         for n, line in enumerate(sys.stdin, 1):
