@@ -25,7 +25,7 @@ Nothing reaches the network at run time."""
 
 EPILOG = """\
 examples:
-  hub replay ../shared/audio/real --out replies     one JSON trace line per wav file
+  hub replay samples --out replies                  one JSON trace line per wav file
   hub ask "turn on the kitchen light"               text instead of audio
   hub say "Hello there" --out hello.wav             synthesize speech
   hub doctor                                        what is installed, load and heat factors
