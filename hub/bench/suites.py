@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from hub.intents.score import correct as _correct, expected, slots_equal  # noqa: F401
 from hub.resilience.percentile import percentile
 
 
@@ -50,34 +51,6 @@ def default_paths() -> list[Path]:
 
 pct = percentile
 """The hub's one percentile helper (:func:`hub.resilience.percentile.percentile`)."""
-
-
-def slots_equal(got: dict, want: dict) -> bool:
-    """Case-insensitive slot comparison; numbers compare as numbers."""
-    def norm(v):
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return float(v)
-        if isinstance(v, str):
-            try:
-                return float(v)
-            except ValueError:
-                return v.strip().lower()
-        return v
-    return {k: norm(v) for k, v in got.items()} == {k: norm(v) for k, v in want.items()}
-
-
-def expected(rules, path: Path) -> tuple[str | None, dict]:
-    """The intent and slots the rules give for the file's name (``oov_*``: none)."""
-    if path.stem.startswith("oov_"):
-        return None, {}
-    match = rules.recognize(path.stem)
-    return (match.intent, dict(match.slots)) if match else (None, {})
-
-
-def _correct(trace: dict, want: tuple[str | None, dict]) -> bool:
-    if want[0] is None:
-        return trace["intent"] is None
-    return trace["intent"] == want[0] and slots_equal(trace["slots"], want[1])
 
 
 def _baseline(hub, plain_asr, audio, rules) -> dict:

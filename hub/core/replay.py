@@ -14,13 +14,21 @@ from hub.errors import BadInputError, HubError
 log = logging.getLogger("hub.core.replay")
 
 
+AUDIO_SUFFIXES = (".wav", ".wave", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac",
+                  ".aif", ".aiff", ".wma", ".webm")
+"""Files a folder contributes: WAV is read; the others are reported one by one as
+unsupported (``bad_input``), never skipped in silence."""
+
+
 def expand_paths(paths: list[str]) -> list[Path]:
-    """Files as given, folders as their ``*.wav`` files sorted by name (not recursive)."""
+    """Files as given, folders as their audio files (:data:`AUDIO_SUFFIXES`, any case) sorted
+    by name (not recursive)."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out.extend(sorted(p for p in path.iterdir() if p.suffix.lower() == ".wav"))
+            out.extend(sorted(p for p in path.iterdir()
+                              if p.suffix.lower() in AUDIO_SUFFIXES and not p.is_dir()))
         else:
             out.append(path)
     return out
@@ -51,12 +59,14 @@ def make_hub(args, entry: str, *, speak: bool):
 
 
 def answer_names(paths: list[Path]) -> list[str]:
-    """A distinct answer file name per input: ``<stem>.wav``, then ``<stem>-2.wav``, ..."""
+    """A distinct answer file name per input: the input's name when it is a WAV (``UPPER.WAV``
+    stays ``UPPER.WAV``), else ``<stem>.wav``; then ``<stem>-2.wav``, ..."""
     seen: dict[str, int] = {}
     names = []
     for path in paths:
-        n = seen[path.stem] = seen.get(path.stem, 0) + 1
-        names.append(f"{path.stem}.wav" if n == 1 else f"{path.stem}-{n}.wav")
+        suffix = path.suffix if path.suffix.lower() in (".wav", ".wave") else ".wav"
+        n = seen[path.stem.lower()] = seen.get(path.stem.lower(), 0) + 1
+        names.append(f"{path.stem}{suffix}" if n == 1 else f"{path.stem}-{n}{suffix}")
     return names
 
 
