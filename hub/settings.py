@@ -308,7 +308,7 @@ def read_toml(path: Path) -> dict:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
-def load_settings(explicit: str | None = None) -> Settings:
+def load_settings(explicit: str | None = None, *, warn_no_home: bool = True) -> Settings:
     """Read the config file (see :func:`config_path`) into :class:`Settings`.
 
     With no file anywhere, the built-in defaults apply with the sample home
@@ -326,7 +326,7 @@ def load_settings(explicit: str | None = None) -> Settings:
         check_files(settings)
     except ConfigError as exc:
         raise ConfigError(f"{path or SAMPLE_HOME}: {exc.message}") from None
-    if path is not None and "home" not in data:
+    if warn_no_home and path is not None and "home" not in data:
         logging.getLogger("hub.settings").warning(
             "%s has no [home] section: the hub knows no devices (add [[home.entities]]; "
             "`hub config example` shows the shape)", path)

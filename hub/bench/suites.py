@@ -4,7 +4,8 @@ For each wav: the streamed pipeline (audio fed at real speed into the restricted
 then rules -> act -> respond -> tts, TTFA from the last frame fed to the first answer audio)
 and, in the same run, the sequential baseline (whole file -> unrestricted recognizer -> rules
 -> the whole answer synthesized). The expected intent of a file is what the rules give for
-its name (the file name is the sentence said). Writes ``BENCHMARKS.md`` with the command.
+its name (the file name is the sentence said). Prints the report; with ``--write`` it also
+updates its section of ``BENCHMARKS.md``, with the command that made it.
 """
 
 from __future__ import annotations
@@ -38,14 +39,20 @@ def add_parsers(sub, *, common, inject, store) -> None:
                    default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
                    "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults; "
                    "llm: paraphrase accuracy, answer TTFA, hung LLM")
+    p.add_argument("--write", action="store_true",
+                   help="also write the report into --output (without it: stdout only)")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
-                   help="where to write the report (default: BENCHMARKS.md); - for stdout only")
+                   help="the report file --write updates (default: BENCHMARKS.md)")
     p.set_defaults(func=run_bench)
 
 
 def default_paths() -> list[Path]:
-    """The shared audio folders: ``$HUB_SHARED/audio/...`` or ``../shared/audio/...``."""
+    """The shared audio folders: ``$HUB_SHARED/audio/...`` or ``../shared/audio/...``; when
+    neither exists, the repository's ``samples`` folder (from a checkout)."""
     base = Path(os.environ.get("HUB_SHARED") or Path.cwd().parent / "shared") / "audio"
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    if not base.is_dir() and samples.is_dir():
+        return [samples]
     return [base / "generated", base / "real"]
 
 
@@ -250,6 +257,6 @@ def run_bench(args) -> int:
     for name in names:
         text = SUITES[name](args, settings, folders)
         print(text)
-        if args.output != "-":
+        if args.write and args.output != "-":
             update_section(Path(args.output), name, text)
     return 0

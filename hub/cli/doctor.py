@@ -154,10 +154,11 @@ def doctor_report(settings, store) -> dict:
 def run_doctor(args) -> int:
     """Print the doctor report; 0 always (it reports, it does not judge)."""
     from hub.settings import config_path, load_settings
+    from hub.core.replay import store_location
     from hub.store.db import open_store
 
     settings = load_settings(args.config)
-    store = open_store(args.store or settings.store.path)
+    store = open_store(store_location(args, settings))
     report = {"config": str(config_path(args.config) or "built-in defaults"),
               **doctor_report(settings, store)}
     if args.json:
@@ -199,9 +200,10 @@ def summarize(traces: list[dict]) -> dict:
 def run_stats(args) -> int:
     """Print a summary of the last ``--last`` turns in the journal."""
     from hub.settings import load_settings
+    from hub.core.replay import store_location
     from hub.store.db import open_store
 
     settings = load_settings(args.config)
-    store = open_store(args.store or settings.store.path)
+    store = open_store(store_location(args, settings))
     print(json.dumps(summarize(store.recent_turns(args.last)), indent=2), file=sys.stdout)
     return 0

@@ -51,7 +51,10 @@ def _inject(p: argparse.ArgumentParser) -> None:
 
 def _store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="FILE", help="SQLite store (default: [store] path, "
-                   "else ~/.local/state/hub/hub.db); ':memory:' keeps nothing")
+                   "else one per user and config file in ~/.local/state/hub/); ':memory:' "
+                   "keeps nothing")
+    p.add_argument("--store-create", action="store_true",
+                   help="create the store's folder if it does not exist")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,6 +34,31 @@ def expand_paths(paths: list[str]) -> list[Path]:
     return out
 
 
+def store_location(args, settings) -> str:
+    """The store file: ``--store``, else ``[store] path``, else the user's store for this
+    config file (:func:`hub.store.db.default_store_path`).
+
+    Raises:
+        BadInputError: the folder of a ``--store`` or ``[store] path`` does not exist and
+            ``--store-create`` was not given (a typo must not create folders).
+    """
+    from hub.settings import config_path
+    from hub.store.db import default_store_path
+
+    given = getattr(args, "store", None) or settings.store.path
+    if not given:
+        return str(default_store_path(config_path(getattr(args, "config", None))))
+    if given == ":memory:":
+        return given
+    path = Path(given).expanduser()
+    if not path.parent.is_dir() and not getattr(args, "store_create", False):
+        raise BadInputError(f"store {given}: folder {path.parent} does not exist (check the "
+                            "path, or add --store-create to create it)")
+    if not path.exists():
+        log.warning("new store %s (no such file before)", path)
+    return str(path)
+
+
 def make_hub(args, entry: str, *, speak: bool):
     """Build the :class:`hub.core.hub.Hub` for a command's arguments."""
     import dataclasses
@@ -50,7 +75,7 @@ def make_hub(args, entry: str, *, speak: bool):
         settings = dataclasses.replace(
             settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
     try:
-        store = open_store(args.store or settings.store.path)
+        store = open_store(store_location(args, settings))
     except (HubError, OSError) as exc:
         log.warning("store unavailable, running without cache and journal: %s",
                     getattr(exc, "message", exc))
