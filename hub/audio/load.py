@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import mmap
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from hub.audio.pcm import TARGET_RATE, convert, decode
+from hub.audio.pcm import TARGET_RATE, convert, decode, mix_plan, to_int16
 from hub.audio.riff import (
     MAX_CHANNELS, MAX_RATE, MIN_RATE, RIFF_IDS, WavFormat, parse_wav, whole_frames,
 )
@@ -71,6 +73,113 @@ def _finish(decoded: np.ndarray, rate: int, name: str, notes: tuple[str, ...], p
     return audio
 
 
+STREAM_BYTES = 32 << 20
+"""Files larger than this are mapped, not read, and converted block by block (a 10-minute
+44.1 kHz stereo file then costs a few MB beyond its 16 kHz result)."""
+
+_BLOCK_FRAMES = 1 << 18
+"""Frames per block of the streamed conversion (about 6 s at 44.1 kHz)."""
+
+_MAGIC = {b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"\xff\xfb": "MP3",
+          b"\xff\xf3": "MP3", b"\xff\xf2": "MP3", b"FORM": "AIFF", b"\x1aE\xdf\xa3": "WebM",
+          b"0&\xb2u": "WMA"}
+"""Leading bytes of audio containers the hub does not read, and their names."""
+
+
+def _unsupported(head: bytes, path) -> None:
+    """Raise a clear BadInputError for a file named as another audio format (``x.flac``),
+    unless its bytes are RIFF/WAVE after all; a ``.wav`` that is not WAV is BC-04's
+    "not a RIFF/WAVE file" (:func:`hub.audio.riff.parse_wav`)."""
+    suffix = Path(str(path)).suffix.lower()
+    if suffix in ("", ".wav", ".wave") or head[:4] in RIFF_IDS:
+        return
+    kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+    if kind is None and head[4:8] == b"ftyp":
+        kind = "MP4/M4A"
+    raise BadInputError(f"unsupported: {path}: {kind or suffix} audio; only WAV is read "
+                        "(convert it: sox IN -r 16000 -c 1 -b 16 OUT.wav)", node="audio",
+                        file=str(path))
+
+
+def _blocks(data: memoryview, fmt: WavFormat, release=None):
+    """Decoded float32 blocks (n, ch) of ``data``; ``release(start, stop)`` after each."""
+    step = _BLOCK_FRAMES * fmt.frame_bytes
+    for start in range(0, len(data), step):
+        yield decode(data[start:start + step], fmt)
+        if release is not None:
+            release(start, min(start + step, len(data)))
+
+
+def _convert_streamed(data: memoryview, fmt: WavFormat, release) -> tuple[np.ndarray, str | None]:
+    """:func:`hub.audio.pcm.convert` block by block: two RMS passes, then mix and resample."""
+    import soxr
+
+    n = len(data) // fmt.frame_bytes
+    keep, note = np.ones(fmt.channels, bool), None
+    if fmt.channels > 1 and n:
+        sq = np.zeros(fmt.channels)
+        for block in _blocks(data, fmt, release):
+            b = block.astype(np.float64)
+            sq += np.einsum("ij,ij->j", b, b)
+
+        def mix_rms(mask):
+            total = 0.0
+            for block in _blocks(data, fmt, release):
+                m = block[:, mask].mean(axis=1).astype(np.float64)
+                total += float(m @ m)
+            return (total / n) ** 0.5
+
+        keep, note = mix_plan(np.sqrt(sq / n), mix_rms)
+    stream = soxr.ResampleStream(fmt.rate, TARGET_RATE, 1, dtype="float32", quality="HQ") \
+        if fmt.rate != TARGET_RATE else None
+    out = []
+    for block in _blocks(data, fmt, release):
+        mono = np.ascontiguousarray(block[:, keep].mean(axis=1), dtype=np.float32)
+        out.append(to_int16(stream.resample_chunk(mono) if stream else mono))
+    if stream is not None:
+        out.append(to_int16(stream.resample_chunk(np.zeros(0, np.float32), last=True)))
+    return np.concatenate(out) if out else np.zeros(0, np.int16), note
+
+
+def _address(buf) -> int:
+    return np.frombuffer(buf, np.uint8).ctypes.data if len(buf) else 0
+
+
+def _load_mapped(path) -> Audio:
+    """A large WAV read through mmap and converted by blocks, each block's pages released."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        _unsupported(bytes(mm[:12]), path)
+        view = memoryview(mm)
+        layout = parse_wav(view, str(path))
+        base = _address(layout.data) - _address(view)
+
+        def release(start: int, stop: int) -> None:
+            low = (base + start) // mmap.PAGESIZE * mmap.PAGESIZE
+            mm.madvise(mmap.MADV_DONTNEED, low, base + stop - low)
+
+        try:
+            samples, note = _convert_streamed(layout.data, layout.fmt, release)
+        finally:
+            fmt, warnings = layout.fmt, layout.warnings
+            layout.data.release()
+            del layout
+            view.release()
+    return _finish_mono(samples, fmt, tuple(warnings) + ((note,) if note else ()), path)
+
+
+def _finish_mono(samples: np.ndarray, fmt: WavFormat, notes: tuple[str, ...], path) -> Audio:
+    """An :class:`Audio` from converted samples (the streamed path of :func:`_finish`)."""
+    for note in notes:
+        log.warning("%s: %s", path, note)
+    conversion = []
+    if fmt.rate != TARGET_RATE or fmt.channels != 1:
+        verb = "resampled" if fmt.rate != TARGET_RATE else "downmixed"
+        conversion.append(f"{verb} {fmt.rate}->{TARGET_RATE} Hz, {fmt.channels}ch->1ch")
+    samples.flags.writeable = False
+    return Audio(samples, TARGET_RATE, fmt.rate, fmt.channels, fmt.name,
+                 tuple(notes) + tuple(conversion))
+
+
 def load_wav(path: str | Path) -> Audio:
     """Read any PCM or float WAV and convert it to 16 kHz mono int16.
 
@@ -78,13 +187,24 @@ def load_wav(path: str | Path) -> Audio:
     RIFX and RF64 containers, extra chunks before or after the data, and a data size that is
     0, 0xFFFFFFFF or otherwise wrong (the bytes present are used, with a warning). Memory is
     sized from the bytes present, never from the header. Zero samples is not an error.
+    Files over :data:`STREAM_BYTES` are mapped and converted block by block (soxr's
+    ``ResampleStream``), so memory stays near the size of the 16 kHz result.
 
     Raises:
         BadInputError: ``"not a RIFF/WAVE file: <path>"``, ``"truncated/corrupt WAV header:
             <path>"``, ``"unsupported WAV format: <path> (<detail>)"`` or
-            ``"cannot read <path>: <strerror>"``.
+            ``"cannot read <path>: <strerror>"``; ``"unsupported: <path>: FLAC audio; ..."``
+            for a FLAC, Ogg, MP3, MP4, AIFF, WebM or WMA file (by its bytes or its suffix).
     """
-    layout = parse_wav(_read_bytes(path), str(path))
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # _read_bytes reports it
+    if size > STREAM_BYTES and Path(path).is_file():
+        return _load_mapped(path)
+    buf = _read_bytes(path)
+    _unsupported(buf[:12], path)
+    layout = parse_wav(buf, str(path))
     fmt = layout.fmt
     return _finish(decode(layout.data, fmt), fmt.rate, fmt.name, layout.warnings, path)
 

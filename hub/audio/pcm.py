@@ -80,10 +80,36 @@ def _rms(x: np.ndarray) -> np.ndarray:
     return np.sqrt(total / max(len(x), 1))
 
 
+def mix_plan(rms: np.ndarray, mix_rms) -> tuple[np.ndarray, str | None]:
+    """Which channels to average, from each channel's RMS (the rule of :func:`downmix`).
+
+    Args:
+        rms: RMS per channel, shape (ch,).
+        mix_rms: ``mix_rms(keep)`` -> the RMS of the average of the channels in the boolean
+            mask ``keep`` (the caller computes it over the whole file, at once or by blocks).
+    Returns:
+        (boolean mask of the channels to average, a note when it is not a plain mean).
+    """
+    channels = len(rms)
+    loudest = int(np.argmax(rms >= rms.max() * 10 ** (-1 / 20)))  # first within 1 dB
+    if rms[loudest] == 0.0:
+        return np.ones(channels, bool), None
+    keep = rms >= rms[loudest] * 10 ** (-NEAR_SILENT_DB / 20)
+    if mix_rms(keep) < CANCEL_RATIO * rms[loudest]:
+        only = np.zeros(channels, bool)
+        only[loudest] = True
+        return only, (f"downmix: channels cancel (anti-phase); used channel {loudest + 1} "
+                      f"of {channels}")
+    if keep.all():
+        return keep, None
+    used = ", ".join(str(i + 1) for i in np.flatnonzero(keep))
+    return keep, f"downmix: used channel {used} of {channels} (others near-silent)"
+
+
 def downmix(x: np.ndarray) -> tuple[np.ndarray, str | None]:
     """Mix float32 frames (n, ch) down to mono (n,), and say how when it is not a plain mean.
 
-    Rule (chosen per file, from the whole file's channel RMS):
+    Rule (chosen per file, from the whole file's channel RMS; :func:`mix_plan`):
 
     - channels more than :data:`NEAR_SILENT_DB` below the loudest are left out, so speech
       recorded on one channel only keeps its level (BC-02b) instead of being halved and
@@ -94,24 +120,14 @@ def downmix(x: np.ndarray) -> tuple[np.ndarray, str | None]:
       channel wired in anti-phase), the loudest channel alone is used (the first of those
       within 1 dB of the loudest, so ties pick the left channel).
     """
-    channels = x.shape[1]
-    if channels == 1:
+    if x.shape[1] == 1:
         return x[:, 0], None
     if len(x) == 0:
         return np.zeros(0, np.float32), None
-    rms = _rms(x)
-    loudest = int(np.argmax(rms >= rms.max() * 10 ** (-1 / 20)))  # first within 1 dB
-    if rms[loudest] == 0.0:
-        return x.mean(axis=1), None
-    keep = rms >= rms[loudest] * 10 ** (-NEAR_SILENT_DB / 20)
-    mono = x[:, keep].mean(axis=1)
-    if _rms(mono) < CANCEL_RATIO * rms[loudest]:
-        note = f"downmix: channels cancel (anti-phase); used channel {loudest + 1} of {channels}"
-        return x[:, loudest], note
-    if keep.all():
-        return mono, None
-    used = ", ".join(str(i + 1) for i in np.flatnonzero(keep))
-    return mono, f"downmix: used channel {used} of {channels} (others near-silent)"
+    keep, note = mix_plan(_rms(x), lambda k: float(_rms(x[:, k].mean(axis=1))))
+    if keep.sum() == 1:
+        return x[:, int(np.flatnonzero(keep)[0])], note
+    return x[:, keep].mean(axis=1), note
 
 
 def to_int16(mono: np.ndarray) -> np.ndarray:

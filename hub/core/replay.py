@@ -14,16 +14,49 @@ from hub.errors import BadInputError, HubError
 log = logging.getLogger("hub.core.replay")
 
 
+AUDIO_SUFFIXES = (".wav", ".wave", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac",
+                  ".aif", ".aiff", ".wma", ".webm")
+"""Files a folder contributes: WAV is read; the others are reported one by one as
+unsupported (``bad_input``), never skipped in silence."""
+
+
 def expand_paths(paths: list[str]) -> list[Path]:
-    """Files as given, folders as their ``*.wav`` files sorted by name (not recursive)."""
+    """Files as given, folders as their audio files (:data:`AUDIO_SUFFIXES`, any case) sorted
+    by name (not recursive)."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            out.extend(sorted(p for p in path.iterdir() if p.suffix.lower() == ".wav"))
+            out.extend(sorted(p for p in path.iterdir()
+                              if p.suffix.lower() in AUDIO_SUFFIXES and not p.is_dir()))
         else:
             out.append(path)
     return out
+
+
+def store_location(args, settings) -> str:
+    """The store file: ``--store``, else ``[store] path``, else the user's store for this
+    config file (:func:`hub.store.db.default_store_path`).
+
+    Raises:
+        BadInputError: the folder of a ``--store`` or ``[store] path`` does not exist and
+            ``--store-create`` was not given (a typo must not create folders).
+    """
+    from hub.settings import config_path
+    from hub.store.db import default_store_path
+
+    given = getattr(args, "store", None) or settings.store.path
+    if not given:
+        return str(default_store_path(config_path(getattr(args, "config", None))))
+    if given == ":memory:":
+        return given
+    path = Path(given).expanduser()
+    if not path.parent.is_dir() and not getattr(args, "store_create", False):
+        raise BadInputError(f"store {given}: folder {path.parent} does not exist (check the "
+                            "path, or add --store-create to create it)")
+    if not path.exists():
+        log.warning("new store %s (no such file before)", path)
+    return str(path)
 
 
 def make_hub(args, entry: str, *, speak: bool):
@@ -42,7 +75,7 @@ def make_hub(args, entry: str, *, speak: bool):
         settings = dataclasses.replace(
             settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
     try:
-        store = open_store(args.store or settings.store.path)
+        store = open_store(store_location(args, settings))
     except (HubError, OSError) as exc:
         log.warning("store unavailable, running without cache and journal: %s",
                     getattr(exc, "message", exc))
@@ -51,12 +84,14 @@ def make_hub(args, entry: str, *, speak: bool):
 
 
 def answer_names(paths: list[Path]) -> list[str]:
-    """A distinct answer file name per input: ``<stem>.wav``, then ``<stem>-2.wav``, ..."""
+    """A distinct answer file name per input: the input's name when it is a WAV (``UPPER.WAV``
+    stays ``UPPER.WAV``), else ``<stem>.wav``; then ``<stem>-2.wav``, ..."""
     seen: dict[str, int] = {}
     names = []
     for path in paths:
-        n = seen[path.stem] = seen.get(path.stem, 0) + 1
-        names.append(f"{path.stem}.wav" if n == 1 else f"{path.stem}-{n}.wav")
+        suffix = path.suffix if path.suffix.lower() in (".wav", ".wave") else ".wav"
+        n = seen[path.stem.lower()] = seen.get(path.stem.lower(), 0) + 1
+        names.append(f"{path.stem}{suffix}" if n == 1 else f"{path.stem}-{n}{suffix}")
     return names
 
 

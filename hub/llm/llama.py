@@ -131,6 +131,17 @@ class LlamaEngine:
             for kind in kinds:
                 self._prefixes.setdefault(kind, self._save_prefix(self._builders[kind]))
 
+    def cache_ready(self, kinds: Collection[str] = ("classify", "answer")) -> bool:
+        """True when the prompt cache of every kind is on disk (:func:`prefix_cache_path`),
+        so the first turn restores it instead of evaluating the prompt."""
+        for kind in kinds:
+            a, b = self._tokens(self._builders[kind]("a")), self._tokens(self._builders[kind]("b"))
+            n = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+            cached = prefix_cache_path(self._llm, tuple(a[:n]))
+            if cached is None or not cached.is_file():
+                return False
+        return True
+
     def _tokens(self, messages: list[dict]) -> list[int]:
         """The prompt tokens of chat ``messages`` (the model's own chat template)."""
         text = self._format(messages=messages).prompt
@@ -310,8 +321,11 @@ def _llama_cpp():
 
 
 def make_llama_engine(settings: LlmSettings, home: HomeSettings,
-                      intents: Collection[str]) -> LlamaEngine:
+                      intents: Collection[str], warm: bool = True) -> LlamaEngine:
     """Load the configured GGUF (or the embedded SmolLM2) and build the engine.
+
+    With ``warm`` (the default) the prompt cache is built or loaded now; without, only the
+    model is loaded (``hub doctor`` asks :meth:`LlamaEngine.cache_ready`).
 
     Raises:
         FatalError: the model is missing or cannot be loaded; the message names the path.
@@ -320,7 +334,8 @@ def make_llama_engine(settings: LlmSettings, home: HomeSettings,
     llm = load_llama(path, settings.threads)
     try:
         engine = LlamaEngine(llm, settings, home, intents)
-        engine.warm()
+        if warm:
+            engine.warm()
         return engine
     except (ValueError, RuntimeError) as exc:
         raise FatalError(f"cannot prepare LLM model {path}: {exc}", node="llm",

@@ -42,7 +42,7 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
                              "ships)")
     parser = subparsers.add_parser("models", help="list, fetch and verify downloadable models",
                                    description="Offline models the hub can download once.")
-    sub = parser.add_subparsers(dest="models_command", metavar="list|fetch|verify",
+    sub = parser.add_subparsers(dest="models_command", metavar="list|fetch|verify|warm",
                                 required=True)
     sub.add_parser("list", parents=[common], help="models in the manifest, installed or not")
     fetch_p = sub.add_parser("fetch", parents=[common],
@@ -55,6 +55,12 @@ def add_models_parser(subparsers) -> argparse.ArgumentParser:
     verify_p = sub.add_parser("verify", parents=[common],
                               help="recheck installed models' sha256")
     verify_p.add_argument("name", nargs="?", help="one model (default: all installed)")
+    warm_p = sub.add_parser("warm", help="build the LLM's prompt cache for a config now",
+                            description="Load the LLM and build its prompt cache for the "
+                            "config's home, so the first question after install is fast. "
+                            "`hub ask`, `hub replay` and `hub run` also do this at start.")
+    warm_p.add_argument("--config", metavar="FILE", help="TOML config (default: $HUB_CONFIG, "
+                        "/etc/hub/hub.toml, built-in)")
     parser.set_defaults(func=run_models)
     return parser
 
@@ -135,7 +141,24 @@ def _cmd_verify(args, out: TextIO, err: TextIO) -> int:
     return EXIT_BAD_INPUT if bad else EXIT_OK
 
 
-_COMMANDS = {"list": _cmd_list, "fetch": _cmd_fetch, "verify": _cmd_verify}
+def _cmd_warm(args, out: TextIO, err: TextIO) -> int:
+    """``hub models warm``: the LLM loaded and its prompt cache written (0), or why not (1)."""
+    from hub.core.hub import Hub
+    from hub.settings import load_settings
+
+    settings = load_settings(args.config)
+    if settings.llm.url:
+        print("LLM is a server ([llm] url): nothing to warm", file=err)
+        return EXIT_OK
+    hub = Hub(settings, entry="ask", store=None, speak=False)
+    engine = hub.engines.llm()
+    ready = getattr(engine, "cache_ready", lambda: True)()
+    print(f"LLM prompt cache {'ready' if ready else 'not written (see the warning above)'}",
+          file=err)
+    return EXIT_OK if ready else EXIT_INTERNAL
+
+
+_COMMANDS = {"list": _cmd_list, "fetch": _cmd_fetch, "verify": _cmd_verify, "warm": _cmd_warm}
 
 
 def run_models(args: argparse.Namespace, out: TextIO | None = None,

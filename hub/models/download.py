@@ -89,7 +89,7 @@ def _open_http(url: str, offset: int, timeout: float) -> tuple[BinaryIO | None, 
         raise NetworkError(f"download failed: {url}: HTTP {exc.code} {exc.reason}",
                            node="models") from None
     except (URLError, OSError, http.client.HTTPException) as exc:
-        raise NetworkError(f"cannot reach {host_of(url)}: {_reason(exc)}", node="models") from None
+        raise NetworkError(f"cannot reach {url}: {_reason(exc)}", node="models") from None
     length = int(resp.headers.get("Content-Length") or 0)
     if resp.status == 206 and _content_range_start(resp) == offset:
         total = resp.headers.get("Content-Range", "").rsplit("/", 1)[-1]

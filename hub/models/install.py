@@ -81,13 +81,17 @@ def _locked(dest: Path, name: str) -> Iterator[None]:
     Raises:
         TransientError: another fetch of the same model holds the lock.
     """
-    with (dest / f".{name}.lock").open("a") as handle:
+    lock = dest / f".{name}.lock"
+    with lock.open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise TransientError(f"another `hub models fetch {name}` is running in {dest}",
                                  node="models") from None
-        yield
+        try:
+            yield
+        finally:  # removed while still held: no fetch, done or failed, leaves it behind
+            lock.unlink(missing_ok=True)
 
 
 def _fetch_file(file: ModelFile, dest: Path, source, stream, timeout: float) -> tuple[Path, str]:

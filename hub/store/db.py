@@ -24,11 +24,19 @@ BUSY_TIMEOUT_MS = 2000
 """How long a write waits for a lock held by another connection before it is skipped."""
 
 
-def default_store_path() -> Path:
-    """``$XDG_STATE_HOME/hub/hub.db``, else ``~/.local/state/hub/hub.db``."""
+def default_store_path(config: str | Path | None = None) -> Path:
+    """The store of this user: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub``) with
+    the built-in config; with a config file, one store per file, keyed by its absolute path
+    (``hub-<file stem>-<8 hex>.db``), so two checkouts or homes never share caches."""
+    import hashlib
+
     from hub.paths import state_dir
 
-    return state_dir("hub.db")
+    if config is None:
+        return state_dir("hub.db")
+    path = Path(config).expanduser().resolve()
+    key = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return state_dir(f"hub-{path.stem}-{key}.db")
 
 
 def _remove(path: str) -> None:

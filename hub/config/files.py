@@ -1,0 +1,65 @@
+"""Checks that what the config names exists: the wake word, the voice, files and folders.
+
+Run when a config file is loaded (not when settings are built in code, so tests and callers
+can still build settings for files made later). One line each with the key's path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hub.errors import ConfigError
+
+WAKE_BUILTINS = ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa")
+"""pymicro-wakeword's built-in models (its ``Model`` enum)."""
+
+
+def _wake_builtins() -> tuple[str, ...]:
+    try:
+        from pymicro_wakeword import Model
+    except ImportError:  # the package is checked by `hub doctor`; the names are still known
+        return WAKE_BUILTINS
+    return tuple(m.value for m in Model)
+
+
+def _check_wake(model: str) -> None:
+    builtins = _wake_builtins()
+    if model in builtins:
+        return
+    path = Path(model).expanduser()
+    if path.suffix not in (".tflite", ".json") or not path.with_suffix(".json").is_file():
+        raise ConfigError(f"wake.model: no wake word {model!r}: neither a built-in "
+                          f"({', '.join(builtins)}) nor a microWakeWord .tflite with its .json")
+
+
+def _check_voice(voice: str) -> None:
+    path = Path(voice).expanduser()
+    if not path.is_file():
+        raise ConfigError(f"tts.voice: no Piper voice file {voice!r}")
+    if not Path(f"{path}.json").is_file():
+        raise ConfigError(f"tts.voice: {voice!r} has no {path.name}.json beside it")
+
+
+def _check_paths(settings) -> None:
+    files = {"llm.model": settings.llm.model, "resilience.faq": settings.resilience.faq}
+    for key, value in files.items():
+        if value and not Path(value).expanduser().is_file():
+            raise ConfigError(f"{key}: no such file {value!r}")
+    if settings.asr.vosk_model and not Path(settings.asr.vosk_model).expanduser().is_dir():
+        raise ConfigError(f"asr.vosk_model: no such folder {settings.asr.vosk_model!r}")
+    for i, value in enumerate(settings.intents.custom_sentences):
+        if not Path(value).expanduser().exists():
+            raise ConfigError(f"intents.custom_sentences[{i}]: no such file or folder {value!r}")
+
+
+def check_files(settings) -> None:
+    """Check the wake word, voice and paths a :class:`hub.settings.Settings` names.
+
+    Raises:
+        ConfigError: one line naming the key, e.g. ``wake.model: no wake word 'hey_bob': ...``.
+    """
+    if settings.wake.enabled:
+        _check_wake(settings.wake.model)
+    if settings.tts.voice:
+        _check_voice(settings.tts.voice)
+    _check_paths(settings)

@@ -1,0 +1,105 @@
+"""Checks of ``[home]`` for meaning, beyond its types: what a person gets wrong when writing it.
+
+Each check raises :class:`~hub.errors.ConfigError` with one line that starts with the key's
+path: unknown keys of a floor, area or entity; empty names; an unknown domain (``"fna"``); a
+state or feature that the domain does not have (``"lockd"``); two floors, areas or entities
+with the same name (case and spaces ignored, as the rules match names); an area or floor that
+is referenced but not defined. Domains, states and features are data
+(``hub/data/domains.toml``, after Home Assistant's entity integrations).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import tomllib
+
+from hub.errors import ConfigError
+from hub.paths import DATA_DIR
+
+_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive"}
+_SHAPES = {"floors": {"name"}, "areas": {"name", "floor"}, "entities": _ENTITY_KEYS}
+_TYPES = {"domain": (str, "a string"), "area": (str, "a string"), "state": (str, "a string"),
+          "features": (list, "a list"), "attributes": (dict, "a table"),
+          "sensitive": (bool, "true or false")}
+
+
+@functools.cache
+def domains() -> dict[str, dict]:
+    """``{domain: {"states": [...], "features": [...]}}`` from ``hub/data/domains.toml``."""
+    with open(DATA_DIR / "domains.toml", "rb") as f:
+        return tomllib.load(f)
+
+
+def _norm(name: str) -> str:
+    return " ".join(name.casefold().split())
+
+
+def _hint(value: str, choices) -> str:
+    close = difflib.get_close_matches(value, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_shape(part: str, i: int, item) -> None:
+    path = f"home.{part}[{i}]"
+    if not isinstance(item, dict):
+        raise ConfigError(f"{path}: expected a table, got {item!r}")
+    unknown = sorted(set(item) - _SHAPES[part])
+    if unknown:
+        raise ConfigError(f"{path}.{unknown[0]}: unknown key")
+    if not isinstance(item.get("name"), str) or not item["name"].strip():
+        raise ConfigError(f"{path}.name: expected a non-empty string")
+    for key, (kind, what) in _TYPES.items():
+        if key in item and (not isinstance(item[key], kind) or
+                            (kind is not bool and isinstance(item[key], bool))):
+            raise ConfigError(f"{path}.{key}: expected {what}, got {item[key]!r}")
+
+
+def _check_unique(part: str, items) -> None:
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items):
+        key = _norm(item["name"])
+        if key in seen:
+            raise ConfigError(f"home.{part}[{i}].name: {item['name']!r} is already the name of "
+                              f"home.{part}[{seen[key]}]")
+        seen[key] = i
+
+
+def _check_entity(i: int, ent: dict, areas: set[str]) -> None:
+    path = f"home.entities[{i}]"
+    if "domain" not in ent:
+        raise ConfigError(f"{path}.domain: missing (e.g. \"light\", \"lock\", \"cover\")")
+    known = domains()
+    spec = known.get(ent["domain"])
+    if spec is None:
+        raise ConfigError(f"{path}.domain: unknown domain {ent['domain']!r}"
+                          f"{_hint(ent['domain'], known)}")
+    if "area" in ent and ent["area"] not in areas:
+        raise ConfigError(f"{path}.area: no area named {ent['area']!r}{_hint(ent['area'], areas)}")
+    state = ent.get("state")
+    if state is not None and "*" not in spec["states"] and state not in spec["states"]:
+        raise ConfigError(f"{path}.state: {state!r} is not a state of a {ent['domain']}; "
+                          f"states are {', '.join(spec['states'])}")
+    for j, feature in enumerate(ent.get("features", ())):
+        if feature not in spec["features"]:
+            allowed = ", ".join(spec["features"]) or "none"
+            raise ConfigError(f"{path}.features[{j}]: {feature!r} is not a feature of a "
+                              f"{ent['domain']}; features are {allowed}")
+
+
+def check_home(home) -> None:
+    """Check a :class:`hub.settings.HomeSettings` for meaning; ConfigError on the first problem."""
+    for part in _SHAPES:
+        for i, item in enumerate(getattr(home, part)):
+            _check_shape(part, i, item)
+        _check_unique(part, getattr(home, part))
+    floors = {f["name"] for f in home.floors}
+    areas = {a["name"] for a in home.areas}
+    for i, area in enumerate(home.areas):
+        if "floor" in area and area["floor"] not in floors:
+            raise ConfigError(f"home.areas[{i}].floor: no floor named {area['floor']!r}"
+                              f"{_hint(area['floor'], floors)}")
+    for i, ent in enumerate(home.entities):
+        _check_entity(i, ent, areas)
+    if home.satellite_area and home.satellite_area not in areas:
+        raise ConfigError(f"home.satellite_area: no area named {home.satellite_area!r}")
