@@ -170,6 +170,20 @@ class StoreSettings:
 
 
 @dataclass(frozen=True)
+class WyomingSettings:
+    """The Wyoming server (``hub wyoming``; inside ``hub run`` when ``uri`` is set)."""
+
+    uri: str = ""
+    """``tcp://HOST:PORT`` or ``unix://PATH`` that ``hub run`` serves Wyoming on; empty: none."""
+    zeroconf: bool = True
+    """Announce the server over mDNS (``_wyoming._tcp``) so Home Assistant discovers it."""
+    max_turns: int = 4
+    """Conversation turns run at once; more clients wait for a free one."""
+    idle_timeout_s: float = 300.0
+    """A connection that sends nothing for this long is closed, seconds."""
+
+
+@dataclass(frozen=True)
 class HomeSettings:
     """The home: floors, areas, entities, in the shape of ``fixtures/home-en.toml``."""
 
@@ -198,6 +212,7 @@ class Settings:
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
     mqtt: MqttSettings = field(default_factory=MqttSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    wyoming: WyomingSettings = field(default_factory=WyomingSettings)
     home: HomeSettings = field(default_factory=HomeSettings)
 
 
@@ -296,6 +311,7 @@ _LIMITS = {
     "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),
     "resilience.breaker_cooldown_s": (0, None), "mqtt.port": (1, 65535),
     "mqtt.qos": (0, 2), "mqtt.timeout_s": (0.01, None),
+    "wyoming.max_turns": (1, 6), "wyoming.idle_timeout_s": (1, None),
 }
 """Allowed ranges (inclusive; None: unbounded) of numeric settings, by key path."""
 
