@@ -217,25 +217,36 @@ def test_bc24_a_stalled_client_does_not_block_another(server):
     assert info[-1].type == "info" and samples(audio) > 0
 
 
-def test_bc24_a_client_that_stops_reading_loses_only_its_connection(server, monkeypatch):
-    import hub.wyoming.framing as framing
+def test_bc24_a_client_that_stops_reading_loses_only_its_connection(server, monkeypatch, caplog):
+    """A peer whose socket never drains (simulated: its drain never completes) times out its
+    own writes; its connection closes and the other client is served."""
+    import hub.wyoming.handler as handler
 
-    monkeypatch.setattr(framing, "WRITE_TIMEOUT_S", 0.5)
+    real, slow = handler.write_event, []
+
+    async def write(writer, event):
+        if writer.get_extra_info("peername")[1] in slow:
+            await asyncio.wait_for(asyncio.sleep(30), 0.5)  # drain() that never returns
+        await real(writer, event)
+
+    monkeypatch.setattr(handler, "write_event", write)
 
     async def go():
-        reader, writer = await asyncio.open_connection("127.0.0.1", server.port, limit=1024)
-        sock = writer.get_extra_info("socket")
-        import socket as s
-        sock.setsockopt(s.SOL_SOCKET, s.SO_RCVBUF, 4096)
-        writer.write(await raw_frame("synthesize", {"text": TEXT * 6}))
-        await writer.drain()  # and never read the audio
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        slow.append(writer.get_extra_info("sockname")[1])
+        writer.write(await raw_frame("synthesize", {"text": TEXT}))
+        await writer.drain()
+        closed = await asyncio.wait_for(reader.read(), SYNTH_TIMEOUT_S)
         async with AsyncTcpClient("127.0.0.1", server.port) as other:
             await other.write_event(Synthesize(text="Yes.").event())
             audio = await read_until(other, "audio-stop", SYNTH_TIMEOUT_S)
         writer.close()
-        return audio
+        return closed, audio
 
-    assert samples(run(go())) > 0
+    with caplog.at_level(logging.INFO, logger="hub.wyoming"):
+        closed, audio = run(go())
+    assert closed == b"" and samples(audio) > 0
+    assert any("stopped reading" in r.getMessage() for r in caplog.records)
 
 
 def test_audio_without_transcribe_is_transcribed(server, tmp_path):

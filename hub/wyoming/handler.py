@@ -89,6 +89,7 @@ class HubHandler(AsyncEventHandler):
     async def run(self) -> None:
         """Serve until the client leaves, a frame is malformed, or a write times out."""
         worker = asyncio.create_task(self._work(), name=f"wyoming worker {self.peer}")
+        self.server.connections.add(asyncio.current_task())
         try:
             await self._read_loop(worker)
         finally:
@@ -96,6 +97,7 @@ class HubHandler(AsyncEventHandler):
             await asyncio.gather(worker, return_exceptions=True)
             self.unknown.summary()
             self.writer.close()
+            self.server.connections.discard(asyncio.current_task())
 
     async def _read_loop(self, worker: asyncio.Task) -> None:
         idle = self.server.idle_timeout_s

@@ -66,6 +66,8 @@ class Context:
         self.drain_timeout_s = hub.settings.resilience.deadline_s + 5.0
         self.wake_models = wake_models(hub.settings.wake.model)
         self.executor = ThreadPoolExecutor(settings.max_turns + 8, thread_name_prefix="hub-wy")
+        self.connections: set[asyncio.Task] = set()
+        """The running connection tasks (cancelled when the server stops)."""
         self._turns: asyncio.Semaphore | None = None
         self._max_turns = settings.max_turns
         self.info = build_info(asr_engine=_loaded_name(hub, "asr"), voice=_voice(hub),
@@ -146,6 +148,9 @@ async def serve(hub, settings, uri: str, *, zeroconf: bool, stop: asyncio.Event 
         await (stop or asyncio.Event()).wait()
     finally:
         await server.stop()
+        for task in list(ctx.connections):
+            task.cancel()
+        await asyncio.gather(*ctx.connections, return_exceptions=True)
         if zc is not None:
             with contextlib.suppress(Exception):
                 await zc._aiozc.async_close()  # the package offers no public close
