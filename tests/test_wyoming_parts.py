@@ -143,3 +143,20 @@ def test_two_clients_never_enter_piper_at_once():
 def test_bad_headers_are_named(line, reason):
     with pytest.raises(FrameError, match=reason):
         parse_header(line)
+
+
+def test_wyoming_settings_section_and_its_checks():
+    from hub.errors import ConfigError
+    from hub.settings import settings_from_dict
+    from hub.wyoming.server import check_uri, start_wyoming
+
+    settings = settings_from_dict({"wyoming": {"uri": "tcp://0.0.0.0:10700", "zeroconf": False}})
+    assert settings.wyoming.uri == "tcp://0.0.0.0:10700" and settings.wyoming.max_turns == 4
+    with pytest.raises(ConfigError, match="wyoming.max_turns"):
+        settings_from_dict({"wyoming": {"max_turns": 0}})
+    with pytest.raises(ConfigError, match="wyoming.bogus: unknown key"):
+        settings_from_dict({"wyoming": {"bogus": 1}})
+    assert check_uri("unix:///run/hub.sock") == "unix:///run/hub.sock"
+    with pytest.raises(ConfigError, match="wyoming.uri"):
+        check_uri("tcp://host:notaport")
+    assert start_wyoming(None, settings_from_dict({}))() is None  # no uri: nothing hosted
