@@ -34,17 +34,26 @@ def test_bad_uri_is_one_line_and_exit_2(uri):
         f"hub: config: wyoming.uri: {uri!r} is not tcp://HOST:PORT or unix://PATH"]
 
 
-def test_serves_on_a_unix_socket_and_stops_on_sigterm(tmp_path):
+def test_serves_on_a_unix_socket_tells_systemd_and_stops_on_sigterm(tmp_path):
+    import socket
+
     path = tmp_path / "hub.sock"
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    env = {**hub_env(), "NOTIFY_SOCKET": str(tmp_path / "notify")}
     proc = subprocess.Popen([sys.executable, "-m", "hub", "wyoming", "--uri", f"unix://{path}",
-                             "--store", ":memory:", "--no-llm"], cwd=ROOT, env=hub_env(),
+                             "--store", ":memory:", "--no-llm"], cwd=ROOT, env=env,
                             stderr=subprocess.PIPE, text=True)
     try:
         info = asyncio.run(_describe_unix(path))
+        notify.settimeout(5.0)
+        said = notify.recv(256)
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
+        notify.close()
     assert info.type == "info" and info.data["asr"] and info.data["tts"]
+    assert said == b"READY=1"
     assert proc.returncode == 0
     assert "Traceback" not in err
 

@@ -1,4 +1,8 @@
-"""``hub wyoming``: serve the hub's asr, tts, wake and handle programs over Wyoming."""
+"""``hub wyoming``: serve the hub's asr, tts, wake and handle programs over Wyoming.
+
+Under systemd it says ``READY=1`` once it listens and, with ``WatchdogSec=``, ``WATCHDOG=1``
+from its event loop twice per interval, so a stuck loop gets the service restarted.
+"""
 
 from __future__ import annotations
 
@@ -42,9 +46,26 @@ def run_wyoming(args) -> int:
 
 
 async def _serve(hub, cfg, uri: str, serve) -> int:
+    from hub.service.notify import notify
+
     stop, got = asyncio.Event(), []
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, lambda s=signum: (got.append(s), stop.set()))
-    await serve(hub, cfg, uri, zeroconf=cfg.zeroconf, stop=stop)
+    watchdog = asyncio.create_task(_watchdog())
+    try:
+        await serve(hub, cfg, uri, zeroconf=cfg.zeroconf, stop=stop,
+                    ready=lambda: notify("READY=1"))
+    finally:
+        watchdog.cancel()
     return 130 if got and got[0] == signal.SIGINT else 0
+
+
+async def _watchdog() -> None:
+    """``WATCHDOG=1`` twice per systemd watchdog interval, from the serving loop."""
+    from hub.service.notify import notify, watchdog_interval_s
+
+    interval = watchdog_interval_s()
+    while interval:
+        notify("WATCHDOG=1")
+        await asyncio.sleep(interval / 2)
