@@ -17,7 +17,8 @@ from wyoming.info import Describe, Info
 from wyoming.ping import Ping
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
-from wyoming_support import Server, free_port, make_server_hub, raw_frame, read_until
+from wyoming_support import (READ_TIMEOUT_S, Server, free_port, make_server_hub, raw_frame,
+                             read_until)
 
 TEXT = "Is the back door locked? Yes. The porch light is on."
 PIECES = ["Is the ba", "ck door locked? Ye", "s. The porch li", "ght is on"]
@@ -267,3 +268,48 @@ def test_audio_without_transcribe_is_transcribed(server, tmp_path):
 
     events = run(go())
     assert events[-1].data["text"] == "turn on the tv"
+
+
+def test_recognize_gives_the_rules_intent_without_acting(server):
+    from wyoming.intent import Recognize
+
+    async def go():
+        async with AsyncTcpClient("127.0.0.1", server.port) as client:
+            await client.write_event(Recognize(text="turn on the standing light").event())
+            first = await asyncio.wait_for(client.read_event(), SYNTH_TIMEOUT_S)
+            await client.write_event(Recognize(text="frobnicate the moon").event())
+            second = await asyncio.wait_for(client.read_event(), SYNTH_TIMEOUT_S)
+            return first, second
+
+    intent, nothing = run(go())
+    assert intent.type == "intent" and intent.data["name"] == "HassTurnOn"
+    assert {"name": "name", "value": "Standing Light"} in intent.data["entities"]
+    assert nothing.type == "not-recognized"
+
+
+def test_a_bad_request_answers_error_and_keeps_the_connection(server):
+    async def go():
+        async with AsyncTcpClient("127.0.0.1", server.port) as client:
+            await client.write_event(Event(type="synthesize", data={"no": "text"}))
+            error = await asyncio.wait_for(client.read_event(), READ_TIMEOUT_S)
+            await client.write_event(Ping(text="after").event())
+            return error, await read_until(client, "pong")
+
+    error, pong = run(go())
+    assert error.type == "error" and pong[-1].data["text"] == "after"
+
+
+def test_zeroconf_that_cannot_announce_is_one_warning(monkeypatch, caplog):
+    import wyoming.zeroconf
+
+    from hub.wyoming.server import _zeroconf
+
+    def broken(**kwargs):
+        raise OSError("no multicast route")
+
+    monkeypatch.setattr(wyoming.zeroconf, "HomeAssistantZeroconf", broken)
+    with caplog.at_level(logging.WARNING, logger="hub.wyoming"):
+        assert run(_zeroconf("tcp://0.0.0.0:10700")) is None
+        assert run(_zeroconf("unix:///tmp/x.sock")) is None  # mDNS is for TCP only
+    assert [r.getMessage() for r in caplog.records] == [
+        "zeroconf announcement failed (no multicast route); add the hub by host and port"]

@@ -126,6 +126,11 @@ class HubHandler(AsyncEventHandler):
                 log.info("%s: client stopped reading; closing", self.peer)
                 self.writer.close()
                 return
+            except Exception as exc:  # noqa: BLE001 - a bug in a part: this connection only
+                log.warning("%s: closing the connection: %s failed: %s: %s", self.peer,
+                            event.type, type(exc).__name__, exc)
+                self.writer.close()
+                return
 
 
 def _peer(writer: asyncio.StreamWriter) -> str:
