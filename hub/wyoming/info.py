@@ -24,7 +24,8 @@ _ENGINES = {
     "pocketsphinx": ("CMU PocketSphinx", "https://github.com/cmusphinx/pocketsphinx"),
     "vosk": ("Alpha Cephei Vosk", "https://alphacephei.com/vosk/"),
 }
-_HUB = Attribution(name="hub", url="https://github.com/OHF-Voice/intents")
+_HUB = Attribution(name="Home Assistant intents (hassil) with the hub's graph",
+                   url="https://github.com/OHF-Voice/intents")
 _PIPER = Attribution(name="Piper (Open Home Foundation)", url="https://github.com/OHF-Voice/piper1-gpl")
 _MWW = Attribution(name="Kevin Ahrendt (microWakeWord)", url="https://github.com/kahrendt/microWakeWord")
 _PHRASES = {"okay_nabu": "okay nabu", "hey_jarvis": "hey jarvis", "hey_mycroft": "hey mycroft",

@@ -29,6 +29,9 @@ log = logging.getLogger("hub.wyoming")
 DEFAULT_URI = "tcp://0.0.0.0:10700"
 """Where ``hub wyoming`` listens unless told otherwise."""
 
+DRAIN_TIMEOUT_S = 60.0
+"""After a client half-closes, longest wait for its queued requests to be answered."""
+
 STOP_TIMEOUT_S = 5.0
 """Longest wait for the server thread of :func:`start_wyoming` to end."""
 
@@ -63,8 +66,8 @@ class Context:
     def __init__(self, hub, settings):
         self.hub = hub
         self.idle_timeout_s = settings.idle_timeout_s
-        self.drain_timeout_s = hub.settings.resilience.deadline_s + 5.0
-        self.wake_models = wake_models(hub.settings.wake.model)
+        self.drain_timeout_s = max(DRAIN_TIMEOUT_S, hub.settings.resilience.deadline_s + 5.0)
+        self.wake_models = [m for m in wake_models(hub.settings.wake.model) if _wake_loads(m)]
         self.executor = ThreadPoolExecutor(settings.max_turns + 8, thread_name_prefix="hub-wy")
         self.connections: set[asyncio.Task] = set()
         """The running connection tasks (cancelled when the server stops)."""
@@ -83,6 +86,18 @@ class Context:
         if self._turns is None:
             self._turns = asyncio.Semaphore(self._max_turns)
         return self._turns
+
+
+def _wake_loads(model: str) -> bool:
+    """True when the microWakeWord ``model`` loads (a broken custom model is left out)."""
+    from hub.wake.detector import WakeWord
+
+    try:
+        WakeWord(model)
+        return True
+    except HubError as exc:
+        log.warning("wake word %s unavailable: %s", model, exc.message)
+        return False
 
 
 def _loaded_name(hub, engine: str) -> str | None:
