@@ -196,6 +196,20 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, config=_CONFIG)
+class WyomingSettings:
+    """The Wyoming server (``hub wyoming``; inside ``hub run`` when ``uri`` is set)."""
+
+    uri: str = ""
+    """``tcp://HOST:PORT`` or ``unix://PATH`` that ``hub run`` serves Wyoming on; empty: none."""
+    zeroconf: bool = True
+    """Announce the server over mDNS (``_wyoming._tcp``) so Home Assistant discovers it."""
+    max_turns: Annotated[int, Field(ge=1, le=6)] = 4
+    """Conversation turns run at once; more clients wait for a free one."""
+    idle_timeout_s: Annotated[float, Field(ge=1)] = 300.0
+    """A connection that sends nothing for this long is closed, seconds."""
+
+
+@dataclass(frozen=True, config=_CONFIG)
 class HomeSettings:
     """The home: floors, areas, entities, in the shape of ``fixtures/home-en.toml``."""
 
@@ -224,6 +238,7 @@ class Settings:
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
     mqtt: MqttSettings = field(default_factory=MqttSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    wyoming: WyomingSettings = field(default_factory=WyomingSettings)
     home: HomeSettings = field(default_factory=HomeSettings)
 
 

@@ -81,6 +81,7 @@ def run_daemon(args) -> int:
     from hub.audio.player import make_player
     from hub.core.replay import make_hub
     from hub.wake.detector import make_wake
+    from hub.wyoming.server import start_wyoming
 
     hub = make_hub(args, "run", speak=True)
     settings = hub.settings
@@ -90,8 +91,12 @@ def run_daemon(args) -> int:
     wake = None if args.no_wake or not settings.wake.enabled else make_wake(settings.wake)
     speaker = Speaker(make_player(settings.audio))
     hub.conversation().player = speaker
-    with open_mic(settings.audio) as mic:
-        return _serve_until_signal(hub, speaker, listen(mic, wake, settings), mic)
+    stop_wyoming = start_wyoming(hub, settings)  # [wyoming] uri: Home Assistant, same engines
+    try:
+        with open_mic(settings.audio) as mic:
+            return _serve_until_signal(hub, speaker, listen(mic, wake, settings), mic)
+    finally:
+        stop_wyoming()
 
 
 def _serve_until_signal(hub, speaker: Speaker, utterances, mic) -> int:

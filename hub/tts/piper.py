@@ -122,6 +122,7 @@ class PiperTts:
         self.voice = voice
         self.settings = settings
         self.rate: int = int(voice.config.sample_rate)
+        self._lock = threading.Lock()  # one Piper call at a time (espeak-ng is not thread-safe)
 
     def sentences(self, text: str) -> list[str]:
         """What will be spoken for ``text``: normalized, capped, split; [] if nothing to say."""
@@ -167,7 +168,8 @@ class PiperTts:
     def _synthesize_one(self, sentence: str) -> bytes:
         """int16 PCM for one sentence: exactly one ``voice.synthesize`` call."""
         try:
-            return b"".join(c.audio_int16_bytes for c in self.voice.synthesize(sentence))
+            with self._lock:
+                return b"".join(c.audio_int16_bytes for c in self.voice.synthesize(sentence))
         except Exception as exc:  # Piper, espeak-ng and onnxruntime errors
             raise FatalError(f"Piper failed on {sentence[:40]!r}: {type(exc).__name__}: {exc}",
                              node="tts") from None

@@ -1,0 +1,61 @@
+"""Client audio (any rate, width, channels) to the 16 kHz mono int16 the engines take.
+
+Wyoming audio chunks carry their own ``rate``, ``width`` and ``channels``. Chunks arrive
+one by one, so resampling uses libsoxr's streaming resampler (``soxr.ResampleStream``, "HQ"),
+which keeps its filter state across chunks; a partial frame at a chunk's end is kept for the
+next one. 16 kHz mono 16-bit input (what Home Assistant sends) passes through untouched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hub.audio.pcm import TARGET_RATE, to_int16
+from hub.errors import BadInputError
+
+
+class To16k:
+    """A converter for one audio stream.
+
+    Args:
+        rate: Hz; width: bytes per sample (1 unsigned, 2/4 signed little-endian);
+            channels: interleaved channel count.
+    Raises:
+        BadInputError: a rate, width or channel count the hub cannot take.
+    """
+
+    def __init__(self, rate: int, width: int, channels: int):
+        if not (isinstance(rate, int) and 1000 <= rate <= 384000):
+            raise BadInputError(f"audio rate {rate!r} Hz is not supported")
+        if width not in (1, 2, 4) or not (isinstance(channels, int) and 1 <= channels <= 32):
+            raise BadInputError(f"audio width {width!r} / channels {channels!r} not supported")
+        self.rate, self.width, self.channels = rate, width, channels
+        self._rest = b""
+        self._stream = None
+        if rate != TARGET_RATE:
+            import soxr
+
+            self._stream = soxr.ResampleStream(rate, TARGET_RATE, 1, dtype="float32",
+                                               quality="HQ")
+
+    @property
+    def passthrough(self) -> bool:
+        """True when the input already is 16 kHz mono int16."""
+        return self.rate == TARGET_RATE and self.width == 2 and self.channels == 1
+
+    def convert(self, audio: bytes, last: bool = False) -> bytes:
+        """int16 LE mono 16 kHz bytes for ``audio`` (``last``: flush the resampler)."""
+        frame = self.width * self.channels
+        data = self._rest + audio
+        cut = len(data) - len(data) % frame
+        data, self._rest = data[:cut], data[cut:]
+        if self.passthrough:
+            return data
+        if self.width == 1:
+            x = (np.frombuffer(data, np.uint8).astype(np.float32) - 128.0) / 128.0
+        else:
+            x = np.frombuffer(data, f"<i{self.width}").astype(np.float32) / 2.0 ** (8 * self.width - 1)
+        mono = x.reshape(-1, self.channels).mean(axis=1)
+        if self._stream is not None:
+            mono = self._stream.resample_chunk(np.ascontiguousarray(mono, np.float32), last=last)
+        return to_int16(mono).tobytes()

@@ -1,0 +1,140 @@
+"""One handler per connection: a reader that never blocks on work, and a worker that does it.
+
+The reader answers ``ping`` and ``describe`` at once (also while a turn is running), drops
+unknown events (the first logged, the rest counted into one summary line when the connection
+ends; BC-23 d) and queues the rest for the worker, which runs them in order. A malformed frame
+closes only this connection, with one WARNING naming the reason (BC-23 e). Writes are
+serialized by a lock and time out, so a client that stops reading loses only its connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from wyoming.event import Event
+from wyoming.info import Describe
+from wyoming.ping import Ping, Pong
+from wyoming.server import AsyncEventHandler
+
+from hub.wyoming.framing import FrameError, read_event, write_event
+from hub.wyoming.parts import Parts
+
+log = logging.getLogger("hub.wyoming")
+
+QUEUE_EVENTS = 256
+"""Events queued for the worker before the reader stops reading (back-pressure)."""
+
+KNOWN = frozenset({
+    "transcribe", "audio-start", "audio-chunk", "audio-stop", "synthesize", "synthesize-start",
+    "synthesize-chunk", "synthesize-stop", "detect", "transcript", "recognize",
+    "select-program", "pong",
+})
+"""Event types the worker handles (besides ``ping`` and ``describe``)."""
+
+
+class UnknownEvents:
+    """Counts ignored event types; logs the first and one summary of the rest."""
+
+    def __init__(self, peer: str):
+        self.peer, self.first, self.suppressed = peer, None, 0
+
+    def seen(self, event_type: str) -> None:
+        if self.first is None:
+            self.first = event_type
+            log.warning("%s: ignoring unknown event %r", self.peer, event_type[:60])
+        else:
+            self.suppressed += 1
+
+    def summary(self) -> None:
+        if self.suppressed:
+            log.warning("%s: suppressed %d more unknown events", self.peer, self.suppressed)
+            self.suppressed = 0
+
+
+class HubHandler(AsyncEventHandler):
+    """A Wyoming connection served by the shared hub.
+
+    Args:
+        server: the :class:`hub.wyoming.server.Context` (hub, info, executor, turn limit).
+        reader, writer: the connection's streams.
+    """
+
+    def __init__(self, server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        super().__init__(reader, writer)
+        self.server = server
+        self.peer = _peer(writer)
+        self.unknown = UnknownEvents(self.peer)
+        self._write_lock = asyncio.Lock()
+        self._queue: asyncio.Queue = asyncio.Queue(QUEUE_EVENTS)
+        self.parts = Parts(server, self.write_event, default_id=f"wyoming-{id(self):x}")
+
+    async def write_event(self, event: Event) -> None:
+        """Write one event (serialized with the other writers of this connection)."""
+        async with self._write_lock:
+            await write_event(self.writer, event)
+
+    async def handle_event(self, event: Event) -> bool:
+        """Answer ``ping``/``describe`` now, queue known events, drop unknown ones."""
+        if Ping.is_type(event.type):
+            await self.write_event(Pong(text=Ping.from_event(event).text).event())
+        elif Describe.is_type(event.type):
+            await self.write_event(self.server.info.event())
+        elif event.type in KNOWN:
+            await self._queue.put(event)
+        else:
+            self.unknown.seen(event.type)
+        return True
+
+    async def run(self) -> None:
+        """Serve until the client leaves, a frame is malformed, or a write times out."""
+        worker = asyncio.create_task(self._work(), name=f"wyoming worker {self.peer}")
+        self.server.connections.add(asyncio.current_task())
+        try:
+            await self._read_loop(worker)
+        finally:
+            worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
+            self.unknown.summary()
+            self.writer.close()
+            self.server.connections.discard(asyncio.current_task())
+
+    async def _read_loop(self, worker: asyncio.Task) -> None:
+        idle = self.server.idle_timeout_s
+        try:
+            while not worker.done():
+                event = await read_event(self.reader, idle)
+                if event is None:
+                    break
+                await self.handle_event(event)
+            else:
+                return
+            await self._queue.put(None)  # the client is done sending: finish queued work
+            await asyncio.wait_for(asyncio.shield(worker), self.server.drain_timeout_s)
+        except FrameError as exc:
+            log.warning("%s: closing the connection: %s", self.peer, exc)
+        except asyncio.TimeoutError:
+            log.info("%s: closing the connection: idle or not reading", self.peer)
+        except (ConnectionError, OSError) as exc:
+            log.info("%s: connection lost: %s", self.peer, exc)
+
+    async def _work(self) -> None:
+        while (event := await self._queue.get()) is not None:
+            try:
+                await self.parts.handle(event)
+            except (asyncio.TimeoutError, ConnectionError, OSError):
+                log.info("%s: client stopped reading; closing", self.peer)
+                self.writer.close()
+                return
+            except Exception as exc:  # noqa: BLE001 - a bug in a part: this connection only
+                log.warning("%s: closing the connection: %s failed: %s: %s", self.peer,
+                            event.type, type(exc).__name__, exc)
+                self.writer.close()
+                return
+
+
+def _peer(writer: asyncio.StreamWriter) -> str:
+    name = writer.get_extra_info("peername")
+    if isinstance(name, tuple) and len(name) >= 2:
+        return f"{name[0]}:{name[1]}"
+    return "unix client" if not name else str(name)
