@@ -141,24 +141,53 @@ class ResilienceSettings:
 class MqttSettings:
     """Device actions over MQTT."""
 
-    enabled: bool = False
-    """Publish device actions to the broker; off: actions change the in-process home only."""
-    host: str = "127.0.0.1"
-    """Broker host."""
+    enabled: bool = True
+    """Use the broker when ``host`` is set; false: actions change the in-process home only."""
+    host: str = ""
+    """Broker host; empty: no MQTT."""
     port: int = 1883
     """Broker port."""
     topic_prefix: str = "hub"
-    """Actions go to ``<prefix>/<domain>/<entity>/set``."""
+    """Commands go to ``<prefix>/<domain>/<object_id>/set``, states come from ``.../state``."""
     qos: int = 1
-    """MQTT QoS of action messages (0, 1 or 2); 1: the publish waits for the broker's PUBACK."""
+    """MQTT QoS of commands (1 or 2: a command is done only when the broker acknowledged it)."""
     timeout_s: float = 2.0
-    """Longest one publish waits in all (TCP connect, CONNACK, PUBACK), seconds."""
+    """Longest wait for the TCP connection to the broker, seconds."""
+    ack_wait_s: float = 1.0
+    """Longest a turn waits for the broker's PUBACK before saying the action is queued."""
+    action_ttl_s: float = 300.0
+    """A command not acknowledged within this is dropped and the user told once."""
     client_id: str = ""
-    """MQTT client id; empty: ``hub-<hostname>-<pid>``."""
-    retain: bool = False
-    """Publish actions as retained messages."""
-    keepalive_s: int = 0
-    """MQTT keep-alive, seconds; 0: the broker never drops the idle connection between turns."""
+    """MQTT client id; empty: ``hub-<hostname>-<8 hex install id>``."""
+    keepalive_s: int = 30
+    """MQTT keep-alive, seconds."""
+    backoff_max_s: float = 60.0
+    """Longest wait between reconnection attempts (exponential backoff with jitter)."""
+    probe_s: float = 30.0
+    """The liveness probe (a message to itself) goes out this often; stale for two: rebuilt."""
+    username: str = ""
+    """Broker user name; empty: anonymous."""
+    password: str = ""
+    """Broker password."""
+    tls: bool = False
+    """Connect with TLS (the broker's certificate is verified)."""
+    ca_file: str = ""
+    """CA certificates (PEM) for TLS; empty: the system's."""
+    cert_file: str = ""
+    """Client certificate (PEM) for TLS; empty: none."""
+    key_file: str = ""
+    """Client key (PEM) for TLS; empty: none."""
+    command_topics: dict = field(default_factory=dict)
+    """Entity name -> its own command topic (Zigbee2MQTT, Tasmota); others use the default."""
+    state_topics: dict = field(default_factory=dict)
+    """Entity name -> its own state topic; others use ``<prefix>/<domain>/<object_id>/state``."""
+    discovery_prefix: str = "homeassistant"
+    """Home Assistant's MQTT discovery prefix (its birth message is ``<prefix>/status``)."""
+    discovery: tuple[str, ...] = ("status", "last_transcript", "last_intent", "fallback_level",
+                                  "mute", "wake_word")
+    """The hub's own entities announced to Home Assistant; a removed one is cleared."""
+    birth_delay_max_s: float = 5.0
+    """After HA's birth message the configs go out once, after a random delay up to this."""
 
 
 @dataclass(frozen=True)
@@ -295,7 +324,10 @@ _LIMITS = {
     "tts.chunk_chars": (10, None), "resilience.deadline_s": (0.5, None),
     "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),
     "resilience.breaker_cooldown_s": (0, None), "mqtt.port": (1, 65535),
-    "mqtt.qos": (0, 2), "mqtt.timeout_s": (0.01, None),
+    "mqtt.qos": (1, 2), "mqtt.timeout_s": (0.01, None), "mqtt.ack_wait_s": (0, 60),
+    "mqtt.action_ttl_s": (1, None), "mqtt.keepalive_s": (5, 65535),
+    "mqtt.backoff_max_s": (1, 3600), "mqtt.probe_s": (0.1, 3600),
+    "mqtt.birth_delay_max_s": (0, 60),
 }
 """Allowed ranges (inclusive; None: unbounded) of numeric settings, by key path."""
 
@@ -343,7 +375,26 @@ def settings_from_dict(data: dict) -> Settings:
         res, timeouts_s=timeouts))
     _check_limits(settings)
     _check_home(settings.home)
+    _check_mqtt(settings)
     return settings
+
+
+def _check_mqtt(settings: Settings) -> None:
+    """Topic parts and entity topics (no wildcards, empty levels or shared topics)."""
+    from hub.devices.topics import check_topic, entity_topics
+
+    mqtt = settings.mqtt
+    check_topic("mqtt.discovery_prefix", mqtt.discovery_prefix)
+    for i, name in enumerate(mqtt.discovery):
+        if name not in MQTT_DISCOVERY:
+            raise ConfigError(f"mqtt.discovery[{i}]: unknown hub entity {name!r}; one of "
+                              f"{', '.join(MQTT_DISCOVERY)}")
+    entity_topics(mqtt, [(e["name"], e["domain"]) for e in settings.home.entities])
+
+
+MQTT_DISCOVERY = ("status", "last_transcript", "last_intent", "fallback_level", "mute",
+                  "wake_word")
+"""The hub's own entities that ``[mqtt] discovery`` may list."""
 
 
 def config_path(explicit: str | None = None) -> Path | None:
