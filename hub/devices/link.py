@@ -90,6 +90,7 @@ class Link:
         self.status_topic = f"{settings.topic_prefix}/status"
         self.probe_topic = f"{settings.topic_prefix}/hub/probe/{uuid.uuid4().hex[:8]}"
         self.connected = threading.Event()
+        self.subscribed = threading.Event()  # the SUBACK after the latest CONNACK arrived
         self.down = False  # a connection attempt failed, or the connection was lost
         self._factory = factory or new_client
         self._rng = rng or random.Random()
@@ -134,6 +135,12 @@ class Link:
         thread = self._thread
         if thread is not None:
             thread.join(timeout_s + 1.0)
+
+    def rebuild(self, why: str) -> None:
+        """Drop the current client object (and what paho still holds) for a new one."""
+        log.info("MQTT: new client for %s (%s)", self.where, why)
+        self._spawn()
+        self._wake()
 
     def is_running(self) -> bool:
         """True while the current network thread is alive."""

@@ -82,7 +82,7 @@ class MqttBackend:
         self._by_state = {t.state: t.name for t in self.topics.values()}
         self._reported = home.snapshot() if home is not None else {}
         self.outbox = Outbox(store)
-        self.notify = notify or print_event
+        self.notify = notify if notify is not None else print_event
         self._lock = threading.Lock()
         self._acks: dict[str, threading.Event] = {}
         self._queued: set[str] = set()  # keys handed to the current client object
@@ -192,6 +192,10 @@ class MqttBackend:
             log.warning("MQTT broker refused the command %s", key)
             self._drop(key, self.outbox_record(key))
             return
+        if self.outbox.status(key) == EXPIRED:
+            log.warning("MQTT: expired command %s reached the broker; the device drops it "
+                        "(its expires_at has passed)", key)
+            return
         self.outbox.mark(key, DONE)
         if acked is not None:
             acked.set()
@@ -240,6 +244,11 @@ class MqttBackend:
         if record is None or self.outbox.status(key) not in ("pending", "failed"):
             return
         self.outbox.mark(key, EXPIRED)
+        with self._lock:
+            held = key in self._queued
+            self._acks.pop(key, None)
+        if held:  # paho would send it after a reconnect: a new client holds only live rows
+            self.link.rebuild(f"command {key} expired")
         action = record["action"]
         name = action.get("entity", "")
         reported = self._reported.get(name)

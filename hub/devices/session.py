@@ -47,11 +47,15 @@ class Session:
         client.on_disconnect = safe(self._on_disconnect, "disconnect")
         client.on_message = safe(self._on_message, "message")
         client.on_publish = safe(self._on_publish, "publish")
+        client.on_subscribe = safe(lambda *_a: self.link.subscribed.set(), "subscribe")
         client.connect_timeout = s.timeout_s
         return client
 
     # -- callbacks (all wrapped by ``safe``) ----------------------------------------------------
     def _on_connect(self, client, _userdata, _flags, reason, _props) -> None:
+        if not self._mine():
+            client.disconnect()
+            return
         if reason.is_failure:
             self._refused(reason)
             return
@@ -59,6 +63,7 @@ class Session:
         self.attempt, self.failures_logged = 0, 0
         self.link.down = False
         topics = [self.link.probe_topic] + list(self.link.handlers.subscriptions())
+        self.link.subscribed.clear()
         client.subscribe([(t, 1) for t in dict.fromkeys(topics)])
         client.publish(self.link.status_topic, "online", qos=1, retain=True)
         self.link.last_probe = time.monotonic()
@@ -77,8 +82,11 @@ class Session:
             log.warning("MQTT broker %s refused the connection: %s", self.link.where, reason)
 
     def _on_disconnect(self, _client, _userdata, _flags, reason, _props) -> None:
+        if not self._mine():
+            return
         was = self.link.connected.is_set()
         self.link.connected.clear()
+        self.link.subscribed.clear()
         self.link.down = True
         if getattr(reason, "value", None) == _TAKEOVER:
             log.warning("MQTT client id %s is used by another connection to %s; backing off "
@@ -110,6 +118,8 @@ class Session:
             self._back_off()
         if self.gen == self.link._generation:
             self._say_offline()
+        else:  # superseded: whatever paho still holds must never be sent
+            self._close()
 
     def _connect(self) -> bool:
         """Open TCP and send CONNECT; False (logged) when the broker cannot be reached."""
@@ -173,7 +183,7 @@ class Session:
 
         while True:
             with self.link._lock:
-                if not self.link._queue:
+                if not self.link._queue or self.gen != self.link._generation:
                     return
                 topic, payload, qos, retain, key, expiry_s = self.link._queue.popleft()
             props = None
@@ -200,6 +210,10 @@ class Session:
         return self.link._stop.is_set() and self.link.connected.is_set() and \
             time.monotonic() < deadline and bool(self.mids or self.link._queue)
 
+    def _mine(self) -> bool:
+        """True while this session is the link's current one (an old one changes nothing)."""
+        return self.gen == self.link._generation
+
     def _close(self) -> None:
         sock = self.client.socket()
         if sock is not None:
@@ -207,8 +221,9 @@ class Session:
                 sock.close()
             except OSError:
                 pass
-        self.link.connected.clear()
-        self.link.down = True
+        if self._mine():
+            self.link.connected.clear()
+            self.link.down = True
 
     def _back_off(self) -> None:
         delay = max(backoff_delay(self.attempt, self.settings.backoff_max_s, self.link._rng),
