@@ -29,17 +29,17 @@ class Broker:
         self.port = free_port()
         self.folder = folder
         self.conf = folder / "mosquitto.conf"
-        self.conf.write_text(f"listener {self.port} 127.0.0.1\npersistence false\n"
-                             f"log_type all\nlog_dest stdout\n{extra}")
         self.logfile = folder / "mosquitto.log"
+        # user root: no privilege drop, so the log and a password file in a 0700 pytest folder
+        # stay readable; log_dest file is flushed per line (stdout is block-buffered)
+        self.conf.write_text(f"listener {self.port} 127.0.0.1\npersistence false\nuser root\n"
+                             f"log_type all\nlog_dest file {self.logfile}\n{extra}")
         self.proc: subprocess.Popen | None = None
         self.start()
 
     def start(self) -> None:
-        log = open(self.logfile, "ab")
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(self.conf), "-v"], stdout=log,
-                                     stderr=subprocess.STDOUT)
-        log.close()
+        self.proc = subprocess.Popen(["mosquitto", "-c", str(self.conf), "-v"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         end = time.monotonic() + WAIT_S
         while time.monotonic() < end:
             try:
@@ -68,7 +68,10 @@ class Broker:
         os.kill(self.proc.pid, signal.SIGCONT)
 
     def log(self) -> str:
-        return self.logfile.read_text(errors="replace")
+        try:
+            return self.logfile.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
 
     def close(self) -> None:
         if self.proc is not None:

@@ -4,8 +4,8 @@ Each entity has one retained config at ``<discovery_prefix>/<component>/<node_id
 with a stable ``unique_id`` (``<node_id>_<object_id>``; ``node_id`` from the client id, so the
 same across restarts) and one ``device`` block, so announcing again never makes doubles.
 Configs go out at every CONNACK and again after Home Assistant's birth message
-(``homeassistant/status`` = ``online``), once per burst: a random 0–``birth_delay_max_s`` delay,
-during which more births are ignored, then the configs and the current states. An entity that
+(``homeassistant/status`` = ``online``), once per burst: :data:`BIRTH_QUIET_S` after the last
+birth plus a random 0–``birth_delay_max_s``, then the configs and the current states. An entity that
 is no longer announced (``[mqtt] discovery``) has its config cleared with an empty retained
 message. Format: https://www.home-assistant.io/integrations/mqtt/#mqtt-discovery
 """
@@ -16,6 +16,7 @@ import json
 import logging
 import random
 import threading
+import time
 
 from hub import __version__
 from hub.devices.link import safe
@@ -33,6 +34,8 @@ ENTITIES = {
 }
 """object_id -> (HA component, name, extra config keys) of the hub's own entities."""
 KV_KEY = "mqtt_discovery_topics"
+BIRTH_QUIET_S = 2.0
+"""Births closer together than this are one burst: one batch of configs after the last."""
 MAX_STATE_CHARS = 255  # Home Assistant's longest state
 
 
@@ -57,7 +60,8 @@ class Discovery:
         self.muted = False
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
+        self._timer: threading.Thread | None = None
+        self._due = 0.0
         self._cleared = False
         self.batches = 0  # how many times the configs went out (tests, doctor)
 
@@ -136,18 +140,25 @@ class Discovery:
         self.batches += 1
 
     def _schedule(self) -> None:
-        """One batch per burst of births: later births while one is due are ignored."""
+        """One batch per burst of births: each birth moves the batch to :data:`BIRTH_QUIET_S`
+        after it plus a random 0–``birth_delay_max_s``; one timer thread waits for it."""
         with self._lock:
+            self._due = time.monotonic() + BIRTH_QUIET_S + \
+                self._rng.uniform(0, self.settings.birth_delay_max_s)
             if self._timer is not None:
                 return
-            delay = self._rng.uniform(0, self.settings.birth_delay_max_s)
-            self._timer = threading.Timer(delay, safe(self._fire, "discovery"))
-            self._timer.daemon = True
+            self._timer = threading.Thread(target=safe(self._fire, "discovery"),
+                                           name="hub-mqtt-birth", daemon=True)
             self._timer.start()
 
     def _fire(self) -> None:
-        with self._lock:
-            self._timer = None
+        while True:
+            with self._lock:
+                left = self._due - time.monotonic()
+                if left <= 0:
+                    self._timer = None
+                    break
+            time.sleep(min(left, 0.5))
         self.announce()
 
     def _clear_removed(self) -> None:

@@ -6,7 +6,8 @@ over through :meth:`Link.publish` (a queue and a wake-up pipe). paho keeps unack
 messages and sends them again after a reconnect of the same client object.
 
 - Reconnect: exponential backoff with jitter, capped at ``[mqtt] backoff_max_s`` (60 s); a
-  takeover of the client id ("Session taken over") waits at least 10 s; a refused login waits
+  takeover of the client id ("Session taken over", or two connections in a row closed within
+  :data:`STABLE_S`) waits at least 10 s; a refused login waits
   :data:`AUTH_RETRY_S` (5 min) and is logged as one ERROR (case BC-29).
 - Every paho callback is wrapped: an exception is logged and never reaches paho (BC-28).
 - Watchdog: a message the hub publishes to itself every ``probe_s``; when the round trip is
@@ -32,6 +33,10 @@ AUTH_RETRY_S = 300.0
 """A refused login (bad credentials, not authorised) is tried again this often at most."""
 TAKEOVER_WAIT_S = 10.0
 """Least wait after another connection took the client id (at most 6 CONNECTs a minute)."""
+STABLE_S = 10.0
+"""A connection that lasted this long resets the backoff; two shorter ones in a row (a
+takeover of the client id: Mosquitto 2.0 just closes the old socket) make the wait at least
+:data:`TAKEOVER_WAIT_S`."""
 CONNACK_TIMEOUT_S = 5.0
 """A broker that accepted TCP but sent no CONNACK within this is treated as down."""
 POLL_S = 0.5

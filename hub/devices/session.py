@@ -13,8 +13,8 @@ import select
 import ssl
 import time
 
-from hub.devices.link import (AUTH_RETRY_S, CONNACK_TIMEOUT_S, POLL_S, TAKEOVER_WAIT_S,
-                              _AUTH_CODES, _TAKEOVER, backoff_delay, safe)
+from hub.devices.link import (AUTH_RETRY_S, CONNACK_TIMEOUT_S, POLL_S, STABLE_S,
+                              TAKEOVER_WAIT_S, _AUTH_CODES, _TAKEOVER, backoff_delay, safe)
 
 log = logging.getLogger("hub.devices.link")
 
@@ -32,6 +32,9 @@ class Session:
         self.wait_s = 0.0  # set by the callbacks: the least wait before the next attempt
         self.failures_logged = 0
         self.next_probe = 0.0
+        self.connected_at = 0.0
+        self.short_lived = 0  # connections in a row closed within STABLE_S
+        self.takeover_logged = False
 
     # -- set-up ---------------------------------------------------------------------------------
     def _make_client(self):
@@ -60,7 +63,8 @@ class Session:
             self._refused(reason)
             return
         log.info("MQTT connected to %s as %s", self.link.where, self.link.client_id)
-        self.attempt, self.failures_logged = 0, 0
+        self.failures_logged = 0
+        self.connected_at = time.monotonic()
         self.link.down = False
         topics = [self.link.probe_topic] + list(self.link.handlers.subscriptions())
         self.link.subscribed.clear()
@@ -88,13 +92,26 @@ class Session:
         self.link.connected.clear()
         self.link.subscribed.clear()
         self.link.down = True
-        if getattr(reason, "value", None) == _TAKEOVER:
-            log.warning("MQTT client id %s is used by another connection to %s; backing off "
-                        "(give each hub its own [mqtt] client_id)", self.link.client_id,
-                        self.link.where)
+        if not was or self.link._stop.is_set():
+            return
+        self._count_lifetime()
+        if getattr(reason, "value", None) == _TAKEOVER or self.short_lived >= 2:
+            if not self.takeover_logged:
+                self.takeover_logged = True
+                log.warning("MQTT connection to %s as %s keeps being closed right after it "
+                            "opens (another client with this id? give each hub its own [mqtt] "
+                            "client_id); waiting at least %.0f s between attempts",
+                            self.link.where, self.link.client_id, TAKEOVER_WAIT_S)
             self.wait_s = max(self.wait_s, TAKEOVER_WAIT_S)
-        elif was and not self.link._stop.is_set():
+        else:
             log.warning("MQTT connection to %s lost: %s", self.link.where, reason)
+
+    def _count_lifetime(self) -> None:
+        """A connection that lasted :data:`STABLE_S` resets the backoff; shorter ones count."""
+        if time.monotonic() - self.connected_at >= STABLE_S:
+            self.attempt, self.short_lived, self.takeover_logged = 0, 0, False
+        else:
+            self.short_lived += 1
 
     def _on_message(self, _client, _userdata, message) -> None:
         if message.topic == self.link.probe_topic:
