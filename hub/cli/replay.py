@@ -108,7 +108,7 @@ def run_replay(args) -> int:
 def run_ask(args) -> int:
     """``hub ask``: one utterance, or one per stdin line with ``-``."""
     hub = make_hub(args, "ask", speak=bool(args.out))
-    hub.engines.warm(["rules"] + (["tts"] if args.out else []))
+    hub.engines.warm(["rules", "devices"] + (["tts"] if args.out else []))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
         for n, line in enumerate(sys.stdin, 1):

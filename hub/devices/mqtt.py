@@ -45,7 +45,7 @@ LOCAL_DOMAINS = frozenset({"timer"})
 KEY_PROPERTY = "idempotency_key"
 """Name of the MQTT v5 user property that carries the action's idempotency key."""
 CRASH_ENV = "HUB_TEST_CRASH_AFTER_OUTBOX"
-"""Tests only: when set to ``1`` the process exits (code 137) right after the outbox write."""
+"""Tests only: when set to ``1`` the process kills itself (SIGKILL) right after the outbox write."""
 
 
 def print_event(event: dict) -> None:
@@ -275,11 +275,13 @@ class MqttBackend:
 
 
 def crash_point() -> None:
-    """Tests only (``HUB_TEST_CRASH_AFTER_OUTBOX=1``): die between outbox write and publish."""
+    """Tests only (``HUB_TEST_CRASH_AFTER_OUTBOX=1``): SIGKILL this process between the outbox
+    write and the publish."""
     import os
+    import signal
 
     if os.environ.get(CRASH_ENV) == "1":
-        os._exit(137)
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def make_backend(settings, store=None, *, home=None, breaker=None,

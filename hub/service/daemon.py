@@ -84,7 +84,7 @@ def run_daemon(args) -> int:
 
     hub = make_hub(args, "run", speak=True)
     settings = hub.settings
-    hub.engines.warm(["asr", "rules", "tts"])
+    hub.engines.warm(["asr", "rules", "tts", "devices"])
     wake = None if args.no_wake or not settings.wake.enabled else make_wake(settings.wake)
     speaker = Speaker(make_player(settings.audio))
     hub.conversation().player = speaker
