@@ -1,82 +1,13 @@
-"""A throw-away Mosquitto for one test module: its own 127.0.0.1 port, ``persistence false``,
-``log_type all``, so tests can kill, freeze (SIGSTOP) and restart it and read its log."""
+"""Test helpers for MQTT: the throw-away broker (:mod:`hub.bench.broker`) and a recorder."""
 
 from __future__ import annotations
 
 import json
-import os
 import queue
-import signal
-import socket
-import subprocess
 import threading
 import time
-from pathlib import Path
 
-WAIT_S = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Broker:
-    """``mosquitto -c conf -v`` on a free port; ``log`` is everything it printed."""
-
-    def __init__(self, folder: Path, extra: str = "allow_anonymous true\n") -> None:
-        self.port = free_port()
-        self.folder = folder
-        self.conf = folder / "mosquitto.conf"
-        self.logfile = folder / "mosquitto.log"
-        # user root: no privilege drop, so the log and a password file in a 0700 pytest folder
-        # stay readable; log_dest file is flushed per line (stdout is block-buffered)
-        self.conf.write_text(f"listener {self.port} 127.0.0.1\npersistence false\nuser root\n"
-                             f"log_type all\nlog_dest file {self.logfile}\n{extra}")
-        self.proc: subprocess.Popen | None = None
-        self.start()
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(self.conf), "-v"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        end = time.monotonic() + WAIT_S
-        while time.monotonic() < end:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError(f"mosquitto did not start on {self.port}: {self.log()[-500:]}")
-
-    def kill(self) -> None:
-        """SIGKILL: connections drop at once, retained messages are gone."""
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-
-    def restart(self, after_s: float = 0.0) -> None:
-        self.kill()
-        time.sleep(after_s)
-        self.start()
-
-    def freeze(self) -> None:
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        os.kill(self.proc.pid, signal.SIGCONT)
-
-    def log(self) -> str:
-        try:
-            return self.logfile.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    def close(self) -> None:
-        if self.proc is not None:
-            self.thaw()
-            self.kill()
+from hub.bench.broker import WAIT_S, Broker, free_port  # noqa: F401 - used by the tests
 
 
 class Recorder:
