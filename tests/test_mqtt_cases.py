@@ -288,3 +288,39 @@ def test_bc31_entities_come_back_after_broker_restart_and_removed_ones_are_clear
     assert mute not in {t for _, t, _ in _configs(late, 0, node)}
     assert len({t for _, t, _ in _configs(late, 0, node)}) == len(names)
     late.close()
+
+
+# -- TLS and credentials ------------------------------------------------------------------------
+def _certs(folder):
+    """A CA and a server certificate for 127.0.0.1 (openssl)."""
+    run = lambda *a: subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=folder)
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca",
+        "-keyout", "ca.key", "-out", "ca.crt")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+        "server.key", "-out", "server.csr")
+    (folder / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-days", "2", "-extfile", "ext.cnf", "-out", "server.crt")
+    return folder / "ca.crt"
+
+
+def test_tls_with_username_and_password(tmp_path, home):
+    ca = _certs(tmp_path)
+    passwd = tmp_path / "passwd"
+    subprocess.run(["mosquitto_passwd", "-b", "-c", str(passwd), "hub", "right"], check=True,
+                   capture_output=True)
+    secure = Broker(tmp_path, extra=f"cafile {ca}\ncertfile {tmp_path / 'server.crt'}\n"
+                    f"keyfile {tmp_path / 'server.key'}\nallow_anonymous false\n"
+                    f"password_file {passwd}\n")
+    try:
+        b = ready(make(None, home, port=secure.port, tls=True, ca_file=str(ca),
+                       username="hub", password="right"))
+        assert b.publish({"entity": "Kitchen Light", "domain": "light", "service": "turn_on",
+                          "data": {}, "idempotency_key": "tls:0:0"}) == "done"
+        b.close()
+        plain = make(None, home, port=secure.port)  # no TLS against a TLS listener: never up
+        time.sleep(1.5)
+        assert not plain.link.connected.is_set()
+        plain.close()
+    finally:
+        secure.close()

@@ -260,6 +260,11 @@ class MqttBackend:
         self.notify({"event": "action_dropped", "entity": name, "service": action.get("service"),
                      "idempotency_key": key, "response": text})
 
+    def healthy(self) -> bool:
+        """False once the network loop died and could not be rebuilt (stop feeding the
+        service watchdog); a broker that is merely down is still healthy."""
+        return self.link.alive and (self.link.is_running() or self._closed.is_set())
+
     # -- the hub's own entities -----------------------------------------------------------------
     def on_turn(self, trace: dict) -> None:
         """Publish the hub's status, last transcript, intent and fallback level."""

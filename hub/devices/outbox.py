@@ -19,6 +19,8 @@ import threading
 
 log = logging.getLogger("hub.devices.outbox")
 
+REMEMBERED = 4096
+"""Finished keys kept in memory when there is no store (so a repeat is still recognized)."""
 PENDING, DONE, EXPIRED = "pending", "done", "expired"
 """Row states (``failed`` rows of older versions are treated as pending)."""
 
@@ -83,6 +85,7 @@ class Outbox:
             if key in self._memory:
                 self._memory[key] = (status, self._memory[key][1])
             if self._store is None:
+                self._trim()
                 return
             try:
                 self._store.outbox_done(key, status)
@@ -117,6 +120,12 @@ class Outbox:
                     rows.pop(key, None)
             self._forget_finished()
         return sorted(rows.items(), key=lambda kv: kv[1].get("expires_at", 0))
+
+    def _trim(self) -> None:
+        """Without a store: keep at most :data:`REMEMBERED` finished keys (oldest go first)."""
+        finished = [k for k, (st, _) in self._memory.items() if st != PENDING]
+        for key in finished[:max(0, len(finished) - REMEMBERED)]:
+            del self._memory[key]
 
     def _forget_finished(self) -> None:
         """Keep memory small: finished rows are in the store (when there is one)."""

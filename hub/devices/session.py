@@ -35,6 +35,7 @@ class Session:
         self.connected_at = 0.0
         self.short_lived = 0  # connections in a row closed within STABLE_S
         self.takeover_logged = False
+        self.last_error = ""
 
     # -- set-up ---------------------------------------------------------------------------------
     def _make_client(self):
@@ -149,11 +150,8 @@ class Session:
             return True
         except (OSError, ValueError, ssl.SSLError) as exc:
             self.link.down = True
-            reason = " ".join((getattr(exc, "strerror", None) or str(exc)
-                               or type(exc).__name__).split())
-            level = logging.WARNING if self.failures_logged == 0 else logging.INFO
-            self.failures_logged += 1
-            log.log(level, "MQTT broker %s unreachable: %s", self.link.where, reason)
+            self.last_error = " ".join((getattr(exc, "strerror", None) or str(exc)
+                                        or type(exc).__name__).split())
             return False
 
     def _serve(self) -> None:
@@ -247,7 +245,14 @@ class Session:
                     self.wait_s)
         self.attempt += 1
         self.wait_s = 0.0
-        log.info("MQTT: next connection attempt to %s in %.1f s", self.link.where, delay)
+        if self.last_error:  # one line per attempt: why, and when the next one is
+            level = logging.WARNING if self.failures_logged == 0 else logging.INFO
+            self.failures_logged += 1
+            log.log(level, "MQTT broker %s unreachable: %s; next try in %.1f s",
+                    self.link.where, self.last_error, delay)
+            self.last_error = ""
+        else:
+            log.debug("MQTT: next connection attempt to %s in %.1f s", self.link.where, delay)
         self.link._stop.wait(delay)
 
     def _say_offline(self) -> None:
