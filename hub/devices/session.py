@@ -100,8 +100,9 @@ class Session:
             if not self.takeover_logged:
                 self.takeover_logged = True
                 log.warning("MQTT connection to %s as %s keeps being closed right after it "
-                            "opens (another client with this id? give each hub its own [mqtt] "
-                            "client_id); waiting at least %.0f s between attempts",
+                            "opens (another client with this id, or a broker that keeps "
+                            "restarting? give each hub its own [mqtt] client_id); waiting at "
+                            "least %.0f s between attempts",
                             self.link.where, self.link.client_id, TAKEOVER_WAIT_S)
             self.wait_s = max(self.wait_s, TAKEOVER_WAIT_S)
         else:
