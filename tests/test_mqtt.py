@@ -291,3 +291,51 @@ def test_expired_command_is_dropped_told_once_and_state_undone(broker, home, tmp
                          "response": "I couldn't reach the Kitchen Light."}]
     assert home.state("Kitchen Light") == before
     assert store.db()["outbox"].get("x1:0:0")["status"] == "expired"
+
+
+# -- through the turn graph ---------------------------------------------------------------------
+def _graph_hub(broker, tmp_path, text):
+    import dataclasses
+
+    from fakes import make_hub
+
+    hub = make_hub(text=text, store=Store(tmp_path / "hub.db"), entry="ask")
+    hub.settings = dataclasses.replace(hub.settings, mqtt=mqtt(broker, discovery=()))
+    hub.engines.warm(["rules", "devices"])
+    assert hub.engines.devices().link.subscribed.wait(WAIT_S)
+    hub.engines.devices().notify = Events()
+    return hub
+
+
+def test_frozen_broker_several_lights_answer_queued_within_the_act_timeout(broker, rec,
+                                                                            tmp_path):
+    hub = _graph_hub(broker, tmp_path, "turn off all the lights")
+    broker.freeze()
+    try:
+        trace = hub.turn_text("turn off all the lights")
+    finally:
+        broker.thaw()
+    assert trace["intent"] == "HassTurnOff"
+    assert "Sorry" not in trace["response"]
+    assert trace["response"].startswith("I'll turn off the ") and "when they're reachable" in \
+        trace["response"]
+    assert trace["timings_ms"]["act"] < 1000 * hub.settings.resilience.timeouts_s["act"]
+    backend = hub.engines.devices()
+    keys = [r["idempotency_key"] for r in hub.store.db()["outbox"].rows]
+    assert len(keys) >= 4 and all(backend.wait_done(k, 10) for k in keys)
+    assert rec.wait_for(lambda: sorted(set(rec.keys())) == sorted(keys))
+    assert not backend.notify
+    backend.close()
+
+
+def test_time_and_state_questions_never_touch_the_broker(broker, tmp_path):
+    hub = _graph_hub(broker, tmp_path, "what time is it")
+    broker.kill()
+    try:
+        for text in ("what time is it", "is the kitchen light on"):
+            trace = hub.turn_text(text)
+            assert trace["status"] == "ok" and "Sorry" not in trace["response"], text
+            assert not trace["errors"]
+    finally:
+        broker.start()
+        hub.engines.devices().close()

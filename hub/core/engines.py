@@ -39,7 +39,7 @@ def _actor(hub):
 class _NoDevices:
     """The device backend when ``[mqtt]`` is off: actions stay in the in-process home."""
 
-    def publish(self, action: dict, cancel=None) -> str:
+    def publish(self, action: dict, cancel=None, wait_s=None) -> str:
         """Nothing to send: the action is done in the in-process home."""
         return "local"
 

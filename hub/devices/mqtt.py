@@ -96,10 +96,17 @@ class MqttBackend:
         self._expirer.start()
 
     # -- the act node's call ------------------------------------------------------------------
-    def publish(self, action: dict, cancel: threading.Event | None = None) -> str:
+    def publish(self, action: dict, cancel: threading.Event | None = None,
+                wait_s: float | None = None) -> str:
         """Send one action; ``"local"`` (timer), ``"done"`` (PUBACK), ``"queued"`` (pending:
-        sent when the broker is reachable) or ``"repeat"`` (this key was handled before).
+        sent when the broker is reachable), ``"repeat"`` (this key was dropped before) or
+        ``"cancelled"`` (``cancel`` was set before the send: the row is dropped, nothing sent).
 
+        Args:
+            action: ``{"entity", "domain", "service", "data", "idempotency_key"}``.
+            cancel: set when the caller gave up (the act node timed out).
+            wait_s: longest wait for the PUBACK (capped by ``[mqtt] ack_wait_s``); keep it
+                below the caller's own timeout, so "queued" is said, never "failed".
         Raises:
             FatalError: the action has no idempotency key.
         """
@@ -119,8 +126,13 @@ class MqttBackend:
         if before is not None:
             return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
         crash_point()
+        if cancel is not None and cancel.is_set():  # the turn already said it failed
+            self.outbox.mark(key, EXPIRED)
+            return "cancelled"
         self._send(key, record)
-        return "done" if self._wait(acked, cancel) else "queued"
+        limit = self.settings.ack_wait_s if wait_s is None else \
+            max(0.0, min(wait_s, self.settings.ack_wait_s))
+        return "done" if self._wait(acked, cancel, limit) else "queued"
 
     def _command_topic(self, action: dict) -> str:
         ent = self.topics.get(action.get("entity"))
@@ -135,13 +147,13 @@ class MqttBackend:
         self.link.publish(record["topic"], command_payload(record["action"], record["expires_at"]),
                           qos=self.settings.qos, key=key, expiry_s=left)
 
-    def _wait(self, acked: threading.Event, cancel) -> bool:
+    def _wait(self, acked: threading.Event, cancel, limit_s: float) -> bool:
         """Wait for the PUBACK unless the broker is known to be down or the breaker is open."""
         if self.breaker is not None and not self.breaker.allow():
             return False
         if self.link.down and not self.link.connected.is_set():
             return False
-        deadline = time.monotonic() + self.settings.ack_wait_s
+        deadline = time.monotonic() + limit_s
         while time.monotonic() < deadline:
             if acked.wait(0.02):
                 if self.breaker is not None:

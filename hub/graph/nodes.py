@@ -223,7 +223,10 @@ def act(hub, state: dict, cancel: threading.Event) -> dict:
     actor, devices = hub.engines.actor(), hub.engines.devices()
     outcomes = [actor.execute(m, idempotency_key=f"{state['turn_id']}:{i}")
                 for i, m in enumerate(state["matches"])]
-    sent = [(action, devices.publish(action, cancel))  # once per idempotency key (the outbox)
+    # a PUBACK is awaited well within this node's timeout: "queued" is said, never "failed"
+    end = time.monotonic() + min(state["deadline"].left() - 0.25,
+                                 0.5 * hub.settings.resilience.timeouts_s.get("act", 2.0))
+    sent = [(action, devices.publish(action, cancel, end - time.monotonic()))  # once per key
             for outcome in outcomes for action in outcome.actions]
     first = state["matches"][0]
     update = {"outcomes": outcomes, "response": join_sentences(o.response for o in outcomes),
