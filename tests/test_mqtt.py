@@ -339,3 +339,25 @@ def test_time_and_state_questions_never_touch_the_broker(broker, tmp_path):
     finally:
         broker.start()
         hub.engines.devices().close()
+
+
+def test_turns_update_the_hubs_own_entities(broker, tmp_path):
+    import dataclasses
+
+    hub = _graph_hub(broker, tmp_path, "what time is it")
+    hub.engines.devices().close()
+    hub.settings = dataclasses.replace(hub.settings, mqtt=mqtt(broker))
+    hub.engines = type(hub.engines)(hub, hub.engines._factories, 60.0)  # rebuilt with discovery
+    hub.engines.warm(["rules", "devices"])
+    backend = hub.engines.devices()
+    assert backend.link.subscribed.wait(WAIT_S)
+    hub.turn_text("what time is it")
+    late = Recorder(broker.port, "hub/hub/+/state")
+    want = {"hub/hub/last_intent/state": b"HassGetCurrentTime",
+            "hub/hub/last_transcript/state": b"what time is it",
+            "hub/hub/status/state": b"ok", "hub/hub/fallback_level/state": b"0"}
+    try:  # retained: a late subscriber (Home Assistant after a restart) sees the last turn
+        assert late.wait_for(lambda: want.items() <= {t: p for _, t, p, _ in late.all}.items())
+    finally:
+        late.close()
+        backend.close()

@@ -324,3 +324,21 @@ def test_tls_with_username_and_password(tmp_path, home):
         plain.close()
     finally:
         secure.close()
+
+
+def test_bc29_broker_down_backoff_one_line_per_attempt_capped(broker, home, caplog):
+    b = ready(make(broker, home, backoff_max_s=2.0))
+    with caplog.at_level(logging.INFO, logger="hub.devices.link"):
+        broker.kill()
+        time.sleep(9)
+        broker.start()
+        assert b.link.subscribed.wait(10)
+    mine = [r for r in caplog.records if "unreachable" in r.getMessage()
+            and f":{broker.port} " in r.getMessage()]
+    tries = [r.created for r in mine]
+    gaps = [b_ - a for a, b_ in zip(tries, tries[1:])]
+    assert len(tries) >= 4  # it kept trying, one line each
+    assert all(0.2 <= g <= 2.0 + 0.5 for g in gaps), gaps  # jittered, capped at backoff_max_s
+    assert len({round(g, 2) for g in gaps}) > 1
+    assert [r.levelno for r in mine][:2] == [logging.WARNING, logging.INFO]  # then INFO
+    b.close()
