@@ -19,8 +19,6 @@ from hub.settings import MqttSettings, load_settings, settings_from_dict
 from hub.store.db import Store
 from mqtt_broker import Broker, Recorder, WAIT_S
 
-FIXTURE = "/work/shared/fixtures/home-en.toml"
-
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory):
@@ -164,8 +162,13 @@ def test_cli_config_error_is_one_line_exit_2(tmp_path):
     conf = tmp_path / "hub.toml"
     conf.write_text('[mqtt]\nhost = "127.0.0.1"\n[home]\nentities = [{name = "Lamp/#", '
                     'domain = "light"}, {name = "Lamp", domain = "light"}]\n')
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-m", "hub", "ask", "--config", str(conf), "hi"],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=60, cwd=root,
+                         env={**os.environ, "PYTHONPATH": str(root)})
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and "'Lamp/#' and 'Lamp' share the topic" in lines[0]

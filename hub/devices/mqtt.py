@@ -124,6 +124,9 @@ class MqttBackend:
             self._acks[key] = acked
         before = self.outbox.add(key, record)
         if before is not None:
+            if before != "pending":
+                with self._lock:
+                    self._acks.pop(key, None)
             return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
         crash_point()
         if cancel is not None and cancel.is_set():  # the turn already said it failed
