@@ -10,6 +10,14 @@ import time
 from hub.bench.broker import WAIT_S, Broker, free_port  # noqa: F401 - used by the tests
 
 
+def until(pred, timeout_s: float = WAIT_S) -> bool:
+    """Poll ``pred`` every 20 ms until it is true or ``timeout_s`` passed; its last value."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not pred():
+        time.sleep(0.02)
+    return bool(pred())
+
+
 class Recorder:
     """A paho client (its own loop thread) collecting messages on ``topics``."""
 
@@ -38,12 +46,7 @@ class Recorder:
                 if t.endswith(topic_part) and p]
 
     def wait_for(self, pred, timeout_s: float = WAIT_S) -> bool:
-        end = time.monotonic() + timeout_s
-        while time.monotonic() < end:
-            if pred():
-                return True
-            time.sleep(0.02)
-        return pred()
+        return until(pred, timeout_s)
 
     def send(self, topic: str, payload: bytes | str, retain: bool = False) -> None:
         self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)

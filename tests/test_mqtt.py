@@ -17,7 +17,7 @@ from hub.errors import ConfigError, FatalError
 from hub.home import Home
 from hub.settings import MqttSettings, load_settings, settings_from_dict
 from hub.store.db import Store
-from mqtt_broker import Broker, Recorder, WAIT_S
+from mqtt_broker import WAIT_S, Broker, Recorder, until
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +223,7 @@ def test_broker_down_queues_at_once_and_delivers_once_after_restart(broker, home
     store = Store(tmp_path / "hub.db")
     b = backend(broker, home, store)
     broker.kill()
-    assert rec_wait(lambda: not b.link.connected.is_set())
+    assert until(lambda: not b.link.connected.is_set())
     started = time.monotonic()
     assert b.publish(action("q1:0:0")) == "queued"
     assert b.publish(action("q2:0:0", entity="Bed Light")) == "queued"
@@ -239,13 +239,6 @@ def test_broker_down_queues_at_once_and_delivers_once_after_restart(broker, home
             sum(1 for line in log.splitlines() if "Received PUBLISH" in line and topic in line) \
             == 1, topic
     assert not b.notify  # nothing was ever reported failed
-
-
-def rec_wait(pred, timeout_s=WAIT_S):
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end and not pred():
-        time.sleep(0.02)
-    return pred()
 
 
 def test_pending_rows_are_sent_at_start_up(broker, rec, home, tmp_path):
@@ -280,13 +273,13 @@ def test_expired_command_is_dropped_told_once_and_state_undone(broker, home, tmp
     b = backend(broker, home, store, action_ttl_s=1.0)
     before = home.state("Kitchen Light")
     broker.kill()
-    assert rec_wait(lambda: not b.link.connected.is_set())
+    assert until(lambda: not b.link.connected.is_set())
     home.set_state("Kitchen Light", "on" if before != "on" else "off")  # the handler's update
     assert b.publish(action("x1:0:0")) == "queued"
-    assert rec_wait(lambda: len(b.notify) == 1, 5)
+    assert until(lambda: len(b.notify) == 1, 5)
     time.sleep(0.5)
     broker.start()
-    assert rec_wait(lambda: b.link.connected.is_set(), 10)
+    assert until(lambda: b.link.connected.is_set(), 10)
     time.sleep(0.5)
     b.close()
     assert b.notify == [{"event": "action_dropped", "entity": "Kitchen Light",

@@ -20,7 +20,7 @@ from hub.home import Home
 from hub.paths import DATA_DIR
 from hub.settings import MqttSettings, load_settings
 from hub.store.db import Store
-from mqtt_broker import Broker, Recorder, WAIT_S
+from mqtt_broker import WAIT_S, Broker, Recorder, until
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +44,6 @@ def make(broker, home, store=None, port=None, **kw) -> MqttBackend:
 def ready(b: MqttBackend) -> MqttBackend:
     assert b.link.subscribed.wait(WAIT_S), "backend did not connect and subscribe"
     return b
-
-
-def until(pred, timeout_s=WAIT_S) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end and not pred():
-        time.sleep(0.02)
-    return pred()
 
 
 def connects(log: str, client_id: str) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mqtt_broker import Broker, Recorder
+from mqtt_broker import Broker, Recorder, until
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = Path(os.environ.get("HUB_SHARED", ROOT.parent / "shared")) / "fixtures" / "home-en.toml"
@@ -52,13 +52,6 @@ def received(log: str, topic: str) -> int:
     """PUBLISH packets for ``topic`` the broker received (its log, ``log_type all``)."""
     return sum(1 for line in log.splitlines()
                if "Received PUBLISH" in line and f"'{topic}'" in line)
-
-
-def until(pred, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end and not pred():
-        time.sleep(0.05)
-    return pred()
 
 
 class Ask:

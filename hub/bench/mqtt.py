@@ -203,6 +203,7 @@ def bench_mqtt(args, settings, folders) -> str:
     """Run the three measurements; the report section (Markdown)."""
     import os
 
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="hub-bench-mqtt-") as tmp:
         folder = Path(tmp)
         for sub in ("rate", "freeze", "flap"):
@@ -213,15 +214,17 @@ def bench_mqtt(args, settings, folders) -> str:
     import sys
 
     command = ("hub " + " ".join(sys.argv[1:])).strip()
-    return report(rate, freeze, flap, os.cpu_count(), command)
+    return report(rate, freeze, flap, f"{os.cpu_count()} cores, load average {load:.1f} at "
+                  f"start", command)
 
 
-def report(rate: dict, freeze: dict, flap: dict, cores, command: str) -> str:
+def report(rate: dict, freeze: dict, flap: dict, machine: str, command: str) -> str:
     """The BENCHMARKS.md section."""
     return f"""## MQTT
 
 Made by: `{command}` (a throw-away Mosquitto on 127.0.0.1; a device client with a
-persistent session counts idempotency keys). Machine: {cores} cores; date {time.strftime('%Y-%m-%d')}.
+persistent session counts idempotency keys). Machine: {machine}; date {time.strftime('%Y-%m-%d')}.
+The rate is the broker round trip (PUBACK) per command, so it falls with the machine's load.
 
 | measurement | result |
 |---|---|

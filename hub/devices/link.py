@@ -22,7 +22,6 @@ import collections
 import logging
 import os
 import random
-import select
 import threading
 import time
 import uuid
