@@ -380,21 +380,10 @@ def settings_from_dict(data: dict) -> Settings:
 
 
 def _check_mqtt(settings: Settings) -> None:
-    """Topic parts and entity topics (no wildcards, empty levels or shared topics)."""
-    from hub.devices.topics import check_topic, entity_topics
+    """Topic parts and entity topics (see :func:`hub.devices.topics.check_settings`)."""
+    from hub.devices.topics import check_settings
 
-    mqtt = settings.mqtt
-    check_topic("mqtt.discovery_prefix", mqtt.discovery_prefix)
-    for i, name in enumerate(mqtt.discovery):
-        if name not in MQTT_DISCOVERY:
-            raise ConfigError(f"mqtt.discovery[{i}]: unknown hub entity {name!r}; one of "
-                              f"{', '.join(MQTT_DISCOVERY)}")
-    entity_topics(mqtt, [(e["name"], e["domain"]) for e in settings.home.entities])
-
-
-MQTT_DISCOVERY = ("status", "last_transcript", "last_intent", "fallback_level", "mute",
-                  "wake_word")
-"""The hub's own entities that ``[mqtt] discovery`` may list."""
+    check_settings(settings.mqtt, [(e["name"], e["domain"]) for e in settings.home.entities])
 
 
 def config_path(explicit: str | None = None) -> Path | None:

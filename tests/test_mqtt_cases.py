@@ -223,6 +223,9 @@ def _configs(rec: Recorder, since: float = 0.0, node: str = "") -> list[tuple[fl
 
 
 def test_bc31_discovery_at_start_and_once_per_birth_burst(broker, home, tmp_path):
+    from hub.devices.topics import HUB_ENTITIES
+
+    assert tuple(ENTITIES) == HUB_ENTITIES  # what the config check allows is what is announced
     store = Store(tmp_path / "hub.db")
     b = ready(make(broker, home, store))
     rec = Recorder(broker.port, "homeassistant/#", "hub/status")

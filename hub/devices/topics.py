@@ -105,6 +105,28 @@ def entity_topics(settings, entities) -> dict[str, EntityTopics]:
     return out
 
 
+HUB_ENTITIES = ("status", "last_transcript", "last_intent", "fallback_level", "mute",
+                "wake_word")
+"""The hub's own entities that ``[mqtt] discovery`` may list (:mod:`hub.devices.discovery`)."""
+
+
+def check_settings(settings, entities) -> None:
+    """Check ``[mqtt]`` at start: the discovery prefix and names, and every entity topic.
+
+    Args:
+        settings: :class:`hub.settings.MqttSettings`.
+        entities: ``(name, domain)`` pairs of ``[home]``.
+    Raises:
+        ConfigError: as :func:`entity_topics`, or a bad ``discovery_prefix`` / ``discovery``.
+    """
+    check_topic("mqtt.discovery_prefix", settings.discovery_prefix)
+    for i, name in enumerate(settings.discovery):
+        if name not in HUB_ENTITIES:
+            raise ConfigError(f"mqtt.discovery[{i}]: unknown hub entity {name!r}; one of "
+                              f"{', '.join(HUB_ENTITIES)}")
+    entity_topics(settings, entities)
+
+
 def _check_collisions(topics: dict[str, EntityTopics]) -> None:
     """Two entities on one topic would get each other's commands: fail with both names."""
     seen: dict[str, str] = {}
