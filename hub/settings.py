@@ -167,25 +167,53 @@ class ResilienceSettings:
 class MqttSettings:
     """Device actions over MQTT."""
 
-    enabled: bool = False
-    """Publish device actions to the broker; off: actions change the in-process home only."""
-    host: str = "127.0.0.1"
-    """Broker host."""
+    enabled: bool = True
+    """Use the broker when ``host`` is set; false: actions change the in-process home only."""
+    host: str = ""
+    """Broker host; empty: no MQTT."""
     port: Annotated[int, Field(ge=1, le=65535)] = 1883
     """Broker port."""
     topic_prefix: str = "hub"
-    """Actions go to ``<prefix>/<domain>/<entity>/set``."""
-    qos: Annotated[int, Field(ge=0, le=2)] = 1
-    """MQTT QoS of action messages (0, 1 or 2); 1: the publish waits for the broker's PUBACK."""
+    """Commands go to ``<prefix>/<domain>/<object_id>/set``, states come from ``.../state``."""
+    qos: Annotated[int, Field(ge=1, le=2)] = 1
+    """MQTT QoS of commands (1 or 2: a command is done only when the broker acknowledged it)."""
     timeout_s: Annotated[float, Field(ge=0.01)] = 2.0
-    """Longest one publish waits in all (TCP connect, CONNACK, PUBACK), seconds."""
+    """Longest wait for the TCP connection to the broker, seconds."""
+    ack_wait_s: Annotated[float, Field(ge=0, le=60)] = 1.0
+    """Longest a turn waits for the broker's PUBACK before saying the action is queued."""
+    action_ttl_s: Annotated[float, Field(ge=1)] = 300.0
+    """A command not acknowledged within this is dropped and the user told once."""
     client_id: str = ""
-    """MQTT client id; empty: ``hub-<hostname>-<pid>``."""
-    retain: bool = False
-    """Publish actions as retained messages."""
-    keepalive_s: Annotated[int, Field(ge=0, le=65535)] = 0
-    """MQTT keep-alive, seconds; 0: the broker never drops the idle connection between turns."""
-
+    """MQTT client id; empty: ``hub-<hostname>-<8 hex install id>``."""
+    keepalive_s: Annotated[int, Field(ge=5, le=65535)] = 30
+    """MQTT keep-alive, seconds."""
+    backoff_max_s: Annotated[float, Field(ge=1, le=3600)] = 60.0
+    """Longest wait between reconnection attempts (exponential backoff with jitter)."""
+    probe_s: Annotated[float, Field(ge=0.1, le=3600)] = 30.0
+    """The liveness probe (a message to itself) goes out this often; stale for two: rebuilt."""
+    username: str = ""
+    """Broker user name; empty: anonymous."""
+    password: str = ""
+    """Broker password."""
+    tls: bool = False
+    """Connect with TLS (the broker's certificate is verified)."""
+    ca_file: str = ""
+    """CA certificates (PEM) for TLS; empty: the system's."""
+    cert_file: str = ""
+    """Client certificate (PEM) for TLS; empty: none."""
+    key_file: str = ""
+    """Client key (PEM) for TLS; empty: none."""
+    command_topics: dict[str, str] = field(default_factory=dict)
+    """Entity name -> its own command topic (Zigbee2MQTT, Tasmota); others use the default."""
+    state_topics: dict[str, str] = field(default_factory=dict)
+    """Entity name -> its own state topic; others use ``<prefix>/<domain>/<object_id>/state``."""
+    discovery_prefix: str = "homeassistant"
+    """Home Assistant's MQTT discovery prefix (its birth message is ``<prefix>/status``)."""
+    discovery: tuple[str, ...] = ("status", "last_transcript", "last_intent", "fallback_level",
+                                  "mute", "wake_word")
+    """The hub's own entities announced to Home Assistant; a removed one is cleared."""
+    birth_delay_max_s: Annotated[float, Field(ge=0, le=60)] = 5.0
+    """After HA's birth message the configs go out once, after a random delay up to this."""
 
 @dataclass(frozen=True, config=_CONFIG)
 class StoreSettings:
@@ -290,7 +318,15 @@ def settings_from_dict(data: dict) -> Settings:
         sections[name] = _section(name, table)
     settings = Settings(**sections)
     check_home(settings.home)
+    _check_mqtt(settings)
     return settings
+
+
+def _check_mqtt(settings: Settings) -> None:
+    """Topic parts and entity topics (see :func:`hub.devices.topics.check_settings`)."""
+    from hub.devices.topics import check_settings
+
+    check_settings(settings.mqtt, [(e["name"], e["domain"]) for e in settings.home.entities])
 
 
 def config_path(explicit: str | None = None) -> Path | None:

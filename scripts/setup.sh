@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(sox espeak-ng mosquitto pulseaudio pulseaudio-utils libasound2-plugins libportaudio2 systemd)
+debs=(sox espeak-ng mosquitto openssl pulseaudio pulseaudio-utils libasound2-plugins libportaudio2 systemd)
 missing=()
 for d in "${debs[@]}"; do
     dpkg -s "$d" >/dev/null 2>&1 || missing+=("$d")

@@ -304,7 +304,8 @@ def test_actions_are_published_to_mqtt_once(tmp_path):
 
     got, ready = [], threading.Event()
     sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="hub-test-graph")
-    sub.on_message = lambda c, u, m: got.append((m.topic, _json.loads(m.payload)))
+    sub.on_message = lambda c, u, m: m.topic.endswith("/set") and got.append(
+        (m.topic, _json.loads(m.payload)))
     sub.on_subscribe = lambda *a: ready.set()
     try:
         sub.connect("127.0.0.1", 1883)
@@ -317,7 +318,7 @@ def test_actions_are_published_to_mqtt_once(tmp_path):
         assert ready.wait(2)
         hub = make_hub(store=Store(tmp_path / "hub.db"))
         hub.settings = dataclasses.replace(hub.settings, mqtt=dataclasses.replace(
-            hub.settings.mqtt, enabled=True, topic_prefix="hubtest"))
+            hub.settings.mqtt, host="127.0.0.1", topic_prefix="hubtest", discovery=()))
         trace = hub.turn_audio(speech())
         for _ in range(40):
             if got:

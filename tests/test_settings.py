@@ -19,7 +19,7 @@ from hub.settings import ResilienceSettings, load_settings, settings_from_dict
     ({"resilience": {"breaker_failures": 0}}, "resilience.breaker_failures: must be between"),
     ({"resilience": {"timeouts_s": {"rulez": 1.0}}}, "resilience.timeouts_s.rulez: unknown node"),
     ({"resilience": {"timeouts_s": {"asr": 0}}}, "resilience.timeouts_s.asr: must be a positive"),
-    ({"mqtt": {"qos": 7}}, "mqtt.qos: must be between 0 and 2"),
+    ({"mqtt": {"qos": 7}}, "mqtt.qos: must be between 1 and 2"),
     ({"home": {"entities": [{"name": "X", "domain": "light", "area": "Attic"}]}},
      "home.entities[0].area: no area named 'Attic'"),
     ({"home": {"entities": [{"name": "X", "domain": "light", "colour": "red"}]}},

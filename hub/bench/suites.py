@@ -34,10 +34,11 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("--fast", action="store_true",
                    help="feed audio as fast as possible instead of at real speed")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="files per folder (0: all)")
-    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "all"),
+    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "mqtt", "all"),
                    default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
                    "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults; "
-                   "llm: paraphrase accuracy, answer TTFA, hung LLM")
+                   "llm: paraphrase accuracy, answer TTFA, hung LLM; mqtt: command rate, "
+                   "frozen and flapping broker")
     p.add_argument("--write", action="store_true",
                    help="also write the report into --output (without it: stdout only)")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
@@ -238,8 +239,14 @@ def bench_llm(args, settings, folders: list[Path]) -> str:
                      + llm_suite(settings, args.limit))
 
 
+def bench_mqtt(args, settings, folders: list[Path]) -> str:
+    from hub.bench.mqtt import bench_mqtt as run
+
+    return run(args, settings, folders)
+
+
 SUITES = {"pipeline": bench_pipeline, "resilience": bench_resilience, "soak": bench_soak,
-          "llm": bench_llm}
+          "llm": bench_llm, "mqtt": bench_mqtt}
 
 
 def run_bench(args) -> int:

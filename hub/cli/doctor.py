@@ -123,8 +123,8 @@ def _asr_choice(settings) -> str:
 
 
 def _mqtt(settings) -> str:
-    if not settings.mqtt.enabled:
-        return "off ([mqtt] enabled = false)"
+    if not settings.mqtt.enabled or not settings.mqtt.host:
+        return "off ([mqtt] host not set, or enabled = false)"
     with socket.create_connection((settings.mqtt.host, settings.mqtt.port), timeout=1.0):
         return f"reachable at {settings.mqtt.host}:{settings.mqtt.port}"
 

@@ -146,7 +146,7 @@ def run_ask(args) -> int:
     """``hub ask``: one utterance, or one per stdin line with ``-``."""
     hub = make_hub(args, "ask", speak=bool(args.out))
     # The LLM (and its prompt cache) is made ready here, never inside a turn's deadline.
-    hub.engines.warm(["rules"] + (["tts"] if args.out else []) + llm_warm(hub, "ask"))
+    hub.engines.warm(["rules", "devices"] + (["tts"] if args.out else []) + llm_warm(hub, "ask"))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
         for n, line in enumerate(sys.stdin, 1):

@@ -39,14 +39,19 @@ def _actor(hub):
 class _NoDevices:
     """The device backend when ``[mqtt]`` is off: actions stay in the in-process home."""
 
-    def publish(self, action: dict, cancel=None) -> None:
-        """Nothing to send."""
+    def publish(self, action: dict, cancel=None, wait_s=None) -> str:
+        """Nothing to send: the action is done in the in-process home."""
+        return "local"
+
+    def on_turn(self, trace: dict) -> None:
+        """No hub entities to update."""
 
 
 def _devices(hub):
     from hub.devices.mqtt import make_backend
 
-    return make_backend(hub.settings.mqtt, hub.store) or _NoDevices()
+    return make_backend(hub.settings.mqtt, hub.store, home=hub.home,
+                        breaker=hub.breakers.get("mqtt")) or _NoDevices()
 
 
 def _tts(hub):

@@ -218,6 +218,8 @@ class Hub:
                 self.store.breaker_event(event["breaker"], event["from"], event["to"])
         if self.store is not None:
             self.store.journal(trace)
+        if self.engines.loaded("devices"):
+            self.engines.devices().on_turn(trace)  # the hub's own MQTT entities
         return TurnResult(trace, final.get("pcm"), final.get("rate"))
 
     @staticmethod

@@ -1,393 +1,315 @@
-"""MQTT device backend: publish the act node's actions to a broker, once per idempotency key.
+"""MQTT device backend: commands exactly once per idempotency key, device state, discovery.
 
 An action ``{"entity", "domain", "service", "data", "idempotency_key"}`` (:mod:`hub.act`) goes
-to ``<prefix>/<domain>/<slug(entity)>/set`` as JSON ``{"service", "data", "idempotency_key"}``
-(QoS 1), the key also as the MQTT v5 user property ``idempotency_key`` so devices can drop
-repeats. Timer actions (domain ``timer``) stay in the hub. The key is claimed in the store's
-outbox first: a ``done`` key is never sent again (also after a restart); a failed publish is
-marked ``failed`` and the graph's retry sends it again under the same key.
+to its entity's command topic (``<prefix>/<domain>/<object_id>/set``, :mod:`hub.devices.topics`)
+as JSON ``{"service", "data", "idempotency_key", "expires_at"}``, QoS 1, never retained (a
+retained command would be replayed to every device that subscribes later). The key is also
+the MQTT v5 user property ``idempotency_key``; **a device must act once per key** and drop a
+command after ``expires_at``: the same key may arrive again after a reconnect.
 
-paho-mqtt's network loop runs only inside :meth:`MqttBackend.publish`, in the caller's thread
-(paho's "external event loop"): no background thread, no paho reconnect loop (the graph owns
-retrying). The connection opens lazily, is kept for later turns and dropped after any failure;
-the next publish opens a new one. Every wait (TCP connect, CONNACK, PUBACK) checks ``cancel``
-every :data:`POLL_S` seconds and ends at the publish's deadline (``timeout_s``).
+Exactly once, as far as the hub can make it:
+
+1. the outbox row is written (``pending``) before the message is handed to the connection;
+2. the broker's PUBACK marks it ``done``; until then it stays ``pending`` and is never reported
+   failed: paho re-sends it after a reconnect, and pending rows are re-sent at start-up;
+3. a row not acknowledged within ``[mqtt] action_ttl_s`` becomes ``expired``: the entity's
+   state goes back to what the device last reported, and the user is told once ("I couldn't
+   reach the Kitchen Light.", an ``action_dropped`` event).
+
+:meth:`MqttBackend.publish` waits at most ``[mqtt] ack_wait_s`` for the PUBACK and returns
+``"done"`` or ``"queued"`` (the answer then says it will happen when the device is reachable);
+it never waits while the broker is known to be down or while the ``mqtt`` breaker is open.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import functools
+import atexit
 import json
 import logging
-import os
-import re
-import select
-import socket
-import sqlite3
+import sys
 import threading
 import time
-import unicodedata
-from collections import OrderedDict
 
-from hub.errors import BadInputError, ConfigError, FatalError, TimeoutError_, TransientError
-from hub.settings import MqttSettings
+from hub.devices.identity import client_id_for, release
+from hub.devices.link import Link
+from hub.devices.outbox import DONE, EXPIRED, Outbox
+from hub.devices.topics import StateError, command_payload, entity_topics, parse_state, slug
+from hub.errors import ConfigError, FatalError
 
-__all__ = ["MqttBackend", "make_backend", "slug", "action_topic", "action_payload",
-           "LOCAL_DOMAINS", "KEY_PROPERTY", "POLL_S"]
+__all__ = ["MqttBackend", "make_backend", "slug", "LOCAL_DOMAINS", "KEY_PROPERTY"]
 
 log = logging.getLogger("hub.devices.mqtt")
 
-POLL_S = 0.05
-"""How often every wait checks ``cancel`` and the deadline, seconds."""
 LOCAL_DOMAINS = frozenset({"timer"})
 """Action domains handled inside the hub and never published."""
 KEY_PROPERTY = "idempotency_key"
 """Name of the MQTT v5 user property that carries the action's idempotency key."""
-_REMEMBERED = 4096  # keys kept by the in-memory outbox when there is no store
+CRASH_ENV = "HUB_TEST_CRASH_AFTER_OUTBOX"
+"""Tests only: when set to ``1`` the process kills itself (SIGKILL) right after the outbox write."""
 
 
-class _Cancelled(Exception):
-    """``cancel`` was set during a TCP connect (internal; becomes TimeoutError_)."""
+def print_event(event: dict) -> None:
+    """The default ``notify``: one JSON line on stdout (design.md, events that are not turns)."""
+    sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
-# -- topics and payloads ------------------------------------------------------------------------
-def slug(name: str) -> str:
-    """An entity name as one MQTT topic level: ``"Kitchen Light"`` -> ``"kitchen_light"``.
-
-    Accents dropped (``"Café"`` -> ``"cafe"``), lower case, each run of other characters
-    (spaces, ``/ + #``, punctuation) one ``_``. Like Home Assistant's ``slugify``, never empty.
-
-    Raises:
-        BadInputError: the name has no letter or digit.
-    """
-    text = unicodedata.normalize("NFKD", name)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    result = re.sub(r"[\W_]+", "_", text).strip("_")
-    if not result:
-        raise BadInputError(f"entity name {name!r} has no letter or digit for an MQTT topic",
-                            node="act")
-    return result
-
-
-def action_topic(prefix: str, action: dict) -> str:
-    """``<prefix>/<domain>/<slug(entity)>/set`` for an action."""
-    return f"{prefix}/{action['domain']}/{slug(action['entity'])}/set"
-
-
-def action_payload(action: dict) -> bytes:
-    """The message body: UTF-8 JSON ``{"service", "data", "idempotency_key"}``."""
-    body = {"service": action["service"], "data": action.get("data") or {},
-            "idempotency_key": action["idempotency_key"]}
-    return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
-
-
-# -- sockets and paho ---------------------------------------------------------------------------
-def open_tcp(host: str, port: int, timeout_s: float,
-             cancel: threading.Event | None = None) -> socket.socket:
-    """A TCP connection that gives up after ``timeout_s`` or within :data:`POLL_S` of ``cancel``.
-
-    Unlike ``socket.create_connection`` the handshake is polled (name lookup is not).
-
-    Raises:
-        OSError: refused, unreachable, or ``socket.timeout`` after ``timeout_s``.
-        _Cancelled: ``cancel`` was set.
-    """
-    deadline = time.monotonic() + timeout_s
-    last: OSError = OSError(f"no address for {host}")
-    for family, kind, proto, _, addr in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
-        sock = socket.socket(family, kind, proto)
-        try:
-            _handshake(sock, addr, deadline, cancel)
-            sock.setblocking(True)
-            return sock
-        except BaseException as exc:
-            sock.close()
-            if not isinstance(exc, OSError):
-                raise
-            last = exc
-    raise last
-
-
-def _handshake(sock: socket.socket, addr, deadline: float,
-               cancel: threading.Event | None) -> None:
-    """Connect the non-blocking ``sock`` to ``addr``, polling ``cancel`` and the deadline."""
-    sock.setblocking(False)
-    code = sock.connect_ex(addr)
-    while code in (errno.EINPROGRESS, errno.EALREADY, errno.EWOULDBLOCK):
-        if cancel is not None and cancel.is_set():
-            raise _Cancelled()
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise socket.timeout("timed out")
-        _, writable, _ = select.select([], [sock], [], min(POLL_S, left))
-        if writable:
-            code = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-    if code:
-        raise OSError(code, os.strerror(code))
-
-
-@functools.cache
-def _client_class():
-    """paho's ``Client`` whose TCP connect is :func:`open_tcp` (honours ``client.cancel``)."""
-    import paho.mqtt.client as mqtt
-
-    class CancellableClient(mqtt.Client):
-        """A paho Client that stops its TCP handshake when ``self.cancel`` is set."""
-
-        cancel: threading.Event | None = None
-
-        def _create_socket_connection(self) -> socket.socket:
-            return open_tcp(self.host, self.port, self.connect_timeout, self.cancel)
-
-    return CancellableClient
-
-
-def new_client(client_id: str):
-    """The default client factory: a paho-mqtt 2.x MQTT v5 client (callback API 2)."""
-    from paho.mqtt.client import MQTTv5, CallbackAPIVersion
-
-    return _client_class()(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTv5)
-
-
-def pump(client, timeout_s: float) -> int:
-    """One turn of paho's network loop here: wait ``timeout_s``, read, write, keep-alive; rc."""
-    from paho.mqtt.client import MQTT_ERR_CONN_LOST, MQTT_ERR_NO_CONN
-
-    sock = client.socket()
-    if sock is None:
-        return MQTT_ERR_NO_CONN
-    wlist = [sock] if client.want_write() else []
-    try:
-        readable, _, _ = select.select([sock], wlist, [], timeout_s)
-    except (OSError, ValueError):
-        return MQTT_ERR_CONN_LOST
-    rc = client.loop_read() if readable else 0
-    if rc == 0 and client.want_write():
-        rc = client.loop_write()
-    return rc or client.loop_misc()
-
-
-def _discard(client, *, polite: bool) -> None:
-    """Close a client's connection (``polite``: send DISCONNECT first when connected)."""
-    if polite and client.is_connected():
-        with contextlib.suppress(OSError):
-            client.disconnect()  # writes DISCONNECT and closes the socket
-    sock = client.socket()
-    if sock is not None:
-        sock.close()
-
-
-# -- outbox -------------------------------------------------------------------------------------
-class _Outbox:
-    """Exactly-once bookkeeping: the store's outbox, else an in-memory set of done keys."""
-
-    def __init__(self, store) -> None:
-        self._store = store
-        self._done: OrderedDict[str, None] = OrderedDict()
-
-    def claim(self, key: str, action: dict) -> bool:
-        """True: publish now (a new key, or an earlier try failed); TransientError: store locked."""
-        if self._store is None:
-            return key not in self._done
-        try:
-            if self._store.outbox_claim(key, action):
-                return True
-            return self._store.db()["outbox"].get(key)["status"] != "done"
-        except sqlite3.Error as exc:
-            raise TransientError(f"outbox unavailable, not publishing {key}: {exc}",
-                                 node="act") from None
-
-    def finish(self, key: str, status: str) -> None:
-        """Mark ``key`` ``done`` or ``failed``; a store that cannot be written is logged."""
-        if self._store is None:
-            if status == "done":
-                self._done[key] = None
-                if len(self._done) > _REMEMBERED:
-                    self._done.popitem(last=False)
-            return
-        try:
-            self._store.outbox_done(key, status)
-        except sqlite3.Error as exc:
-            log.warning("outbox entry %s not marked %s: %s", key, status, exc)
-
-
-# -- the backend --------------------------------------------------------------------------------
 class MqttBackend:
-    """Publishes actions to an MQTT broker, once per idempotency key; see the module doc.
+    """The device backend; see the module doc. Starts its connection thread at once.
 
     Args:
-        settings: broker address, topic prefix, QoS, timeout, client id, retain, keep-alive.
-        store: the hub's :class:`~hub.store.db.Store` (its outbox makes "once" survive restarts);
-            None: keys are remembered in memory only.
-        client_factory: ``(client_id) -> paho Client``; default :func:`new_client`.
+        settings: :class:`hub.settings.MqttSettings`.
+        home: the :class:`hub.home.Home` whose entities it commands and whose state follows the
+            devices; None: no entities (commands still go to the default topics).
+        store: the hub's store (outbox, install id, discovery topics); None: memory only.
+        breaker: a :class:`hub.resilience.breaker.CircuitBreaker` for the broker, or None.
+        notify: ``(event dict) -> None`` for ``action_dropped``; default :func:`print_event`.
+        client_factory: ``(client_id) -> paho Client`` (tests).
     Raises:
-        ConfigError: ``mqtt.qos`` is not 0, 1 or 2, or ``mqtt.timeout_s`` is not positive.
+        ConfigError: bad topics, colliding entity topics, or a bad QoS.
     """
 
-    def __init__(self, settings: MqttSettings, *, store=None, client_factory=None) -> None:
-        if settings.qos not in (0, 1, 2):
-            raise ConfigError(f"mqtt.qos: expected 0, 1 or 2, got {settings.qos!r}")
-        if settings.timeout_s <= 0:
-            raise ConfigError(f"mqtt.timeout_s: expected a positive number, "
-                              f"got {settings.timeout_s!r}")
-        self.settings = settings
-        self.where = f"{settings.host}:{settings.port}"
-        self._client_id = settings.client_id or f"hub-{socket.gethostname()}-{os.getpid()}"
-        self._factory = new_client if client_factory is None else client_factory
-        self._outbox = _Outbox(store)
+    def __init__(self, settings, *, home=None, store=None, breaker=None, notify=None,
+                 client_factory=None, clock=time.time) -> None:
+        from hub.devices.discovery import Discovery
+
+        if settings.qos not in (1, 2):
+            raise ConfigError(f"mqtt.qos: commands need an acknowledgement: 1 or 2, "
+                              f"got {settings.qos!r}")
+        self.settings, self.home, self.breaker, self._clock = settings, home, breaker, clock
+        self.topics = entity_topics(settings, [(e.name, e.domain) for e in home.entities]) \
+            if home is not None else {}
+        self._by_state = {t.state: t.name for t in self.topics.values()}
+        self._reported = home.snapshot() if home is not None else {}
+        self.outbox = Outbox(store)
+        self.notify = notify if notify is not None else print_event
         self._lock = threading.Lock()
-        self._client = None
+        self._acks: dict[str, threading.Event] = {}
+        self._queued: set[str] = set()  # keys handed to the current client object
+        self.client_id = client_id_for(settings, store)
+        self.link = Link(settings, self.client_id, self, factory=client_factory)
+        self.discovery = Discovery(self, store)
+        self._closed = threading.Event()
+        self.link.start()
+        self._expirer = threading.Thread(target=self._expire_loop, name="hub-mqtt-expiry",
+                                         daemon=True)
+        self._expirer.start()
 
-    def publish(self, action: dict, cancel: threading.Event | None = None) -> None:
-        """Publish one action and wait for the broker's PUBACK (QoS 1), once per key; returns
-        at once for a ``timer`` action or a key already ``done`` in the outbox.
+    # -- the act node's call ------------------------------------------------------------------
+    def publish(self, action: dict, cancel: threading.Event | None = None,
+                wait_s: float | None = None) -> str:
+        """Send one action; ``"local"`` (timer), ``"done"`` (PUBACK), ``"queued"`` (pending:
+        sent when the broker is reachable), ``"repeat"`` (this key was dropped before) or
+        ``"cancelled"`` (``cancel`` was set before the send: the row is dropped, nothing sent).
 
+        Args:
+            action: ``{"entity", "domain", "service", "data", "idempotency_key"}``.
+            cancel: set when the caller gave up (the act node timed out).
+            wait_s: longest wait for the PUBACK (capped by ``[mqtt] ack_wait_s``); keep it
+                below the caller's own timeout, so "queued" is said, never "failed".
         Raises:
-            TransientError: broker unreachable, connection refused or lost, or no CONNACK or
-                PUBACK within ``timeout_s``; one line naming ``host:port``.
-            TimeoutError_: ``cancel`` was set (the call returns within about :data:`POLL_S`).
             FatalError: the action has no idempotency key.
-            BadInputError: the entity name cannot be a topic level (see :func:`slug`).
         """
         if action.get("domain") in LOCAL_DOMAINS:
-            log.debug("MQTT: %s action for %s stays local", action["domain"], action.get("entity"))
-            return
+            return "local"
         key = action.get("idempotency_key") or ""
         if not key:
             raise FatalError(f"action {action.get('service')} for {action.get('entity')} has no "
                              f"idempotency key; not published", node="act")
-        topic, payload = action_topic(self.settings.topic_prefix, action), action_payload(action)
-        deadline = time.monotonic() + self.settings.timeout_s
-        self._acquire(deadline, cancel)
-        try:
-            self._publish_claimed(action, topic, payload, deadline, cancel)
-        finally:
-            self._lock.release()
-
-    def close(self) -> None:
-        """Disconnect from the broker (DISCONNECT sent); a later publish connects again."""
+        expires_at = self._clock() + self.settings.action_ttl_s
+        record = {"action": action, "topic": self._command_topic(action),
+                  "expires_at": expires_at}
+        acked = threading.Event()
         with self._lock:
-            self._drop(polite=True)
+            self._acks[key] = acked
+        before = self.outbox.add(key, record)
+        if before is not None:
+            if before != "pending":
+                with self._lock:
+                    self._acks.pop(key, None)
+            return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
+        crash_point()
+        if cancel is not None and cancel.is_set():  # the turn already said it failed
+            self.outbox.mark(key, EXPIRED)
+            return "cancelled"
+        self._send(key, record)
+        limit = self.settings.ack_wait_s if wait_s is None else \
+            max(0.0, min(wait_s, self.settings.ack_wait_s))
+        return "done" if self._wait(acked, cancel, limit) else "queued"
 
-    # -- steps ----------------------------------------------------------------------------------
-    def _publish_claimed(self, action: dict, topic: str, payload: bytes, deadline: float,
-                         cancel: threading.Event | None) -> None:
-        """Claim the key, publish, and record the outcome in the outbox."""
-        key = action["idempotency_key"]
-        if not self._outbox.claim(key, action):
-            log.debug("MQTT: %s already published with key %s; not again", topic, key)
+    def _command_topic(self, action: dict) -> str:
+        ent = self.topics.get(action.get("entity"))
+        if ent is not None:
+            return ent.command
+        return f"{self.settings.topic_prefix}/{action['domain']}/{slug(action['entity'])}/set"
+
+    def _send(self, key: str, record: dict) -> None:
+        with self._lock:
+            self._queued.add(key)
+        left = max(1.0, record["expires_at"] - self._clock())
+        self.link.publish(record["topic"], command_payload(record["action"], record["expires_at"]),
+                          qos=self.settings.qos, key=key, expiry_s=left)
+
+    def _wait(self, acked: threading.Event, cancel, limit_s: float) -> bool:
+        """Wait for the PUBACK unless the broker is known to be down or the breaker is open."""
+        if self.breaker is not None and not self.breaker.allow():
+            return False
+        if self.link.down and not self.link.connected.is_set():
+            return False
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if acked.wait(0.02):
+                if self.breaker is not None:
+                    self.breaker.record_success()
+                return True
+            if (cancel is not None and cancel.is_set()) or \
+                    (self.link.down and not self.link.connected.is_set()):
+                break
+        if self.breaker is not None:
+            self.breaker.record_failure("timeout")
+        return False
+
+    def wait_done(self, key: str, timeout_s: float) -> bool:
+        """Wait until ``key``'s row is ``done``; True when it is (tests, ``close``)."""
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if self.outbox.status(key) == DONE:
+                return True
+            time.sleep(0.02)
+        return self.outbox.status(key) == DONE
+
+    # -- Link handlers ------------------------------------------------------------------------
+    def subscriptions(self) -> list[str]:
+        """Topics to (re)subscribe after every CONNACK: device states, HA's birth, the mute."""
+        return list(self._by_state) + self.discovery.subscriptions()
+
+    def on_new_client(self) -> None:
+        """A new paho client object (start-up, watchdog rebuild): it holds none of the
+        earlier messages, only what is still waiting in the link's queue."""
+        with self._lock:
+            self._queued = set(self.link.queued_keys())
+
+    def on_connected(self, fresh: bool) -> None:
+        """After CONNACK: a new client object gets every pending row it does not hold yet
+        (start-up, rebuild); discovery and the hub's states are published."""
+        if fresh:
+            for key, record in self.outbox.pending():
+                if key not in self._queued and record.get("expires_at", 0) > self._clock():
+                    self._send(key, record)
+        self.discovery.on_connected()
+
+    def on_ack(self, key: str, ok: bool) -> None:
+        """PUBACK for ``key``: the row is done (or dropped when the broker refused it)."""
+        with self._lock:
+            acked = self._acks.pop(key, None)
+            self._queued.discard(key)
+        if not ok:
+            log.warning("MQTT broker refused the command %s", key)
+            self._drop(key, self.outbox_record(key))
+            return
+        if self.outbox.status(key) == EXPIRED:
+            log.warning("MQTT: expired command %s reached the broker; the device drops it "
+                        "(its expires_at has passed)", key)
+            return
+        self.outbox.mark(key, DONE)
+        if acked is not None:
+            acked.set()
+
+    def outbox_record(self, key: str) -> dict | None:
+        """The pending record of ``key``, or None."""
+        return dict(self.outbox.pending()).get(key)
+
+    def on_message(self, topic: str, payload: bytes) -> None:
+        """A device state, HA's birth message or a hub switch command."""
+        if self.discovery.on_message(topic, payload):
+            return
+        name = self._by_state.get(topic)
+        if name is None:
+            log.warning("MQTT message on %s dropped: not a topic the hub reads", topic)
             return
         try:
-            client = self._connection(deadline, cancel)
-            self._send(client, topic, payload, key, deadline, cancel)
-        except BaseException:
-            self._outbox.finish(key, "failed")
-            self._drop(polite=False)
-            raise
-        self._outbox.finish(key, "done")
-        log.debug("MQTT: published %s (key %s)", topic, key)
+            state, attributes = parse_state(payload)
+        except StateError as exc:
+            log.warning("MQTT state on %s dropped: %s", topic, exc)
+            return
+        self._reported[name] = {"state": state, "attributes": attributes}
+        self.home.set_state(name, state, **attributes)
+        log.debug("MQTT: %s is %s (from %s)", name, state, topic)
 
-    def _acquire(self, deadline: float, cancel: threading.Event | None) -> None:
-        """Take the backend's lock (one publish at a time), watching cancel and the deadline."""
-        while not self._lock.acquire(timeout=POLL_S):
-            if time.monotonic() >= deadline:
-                raise TransientError(f"MQTT backend for {self.where} busy: an earlier publish "
-                                     f"still runs", node="act")
-            self._check(deadline, cancel, "an earlier publish")
+    # -- expiry ---------------------------------------------------------------------------------
+    def _expire_loop(self) -> None:
+        period = max(0.05, min(5.0, self.settings.action_ttl_s / 10))
+        while not self._closed.wait(period):
+            try:
+                self.expire()
+            except Exception as exc:  # noqa: BLE001 - the loop must go on
+                log.warning("MQTT outbox expiry failed: %s", exc)
 
-    def _connection(self, deadline: float, cancel: threading.Event | None):
-        """The open connection, reopened when the broker dropped it while idle."""
-        client = self._client
-        if client is not None and (pump(client, 0) != 0 or not client.is_connected()):
-            log.info("MQTT connection to %s was lost while idle; reconnecting", self.where)
-            self._drop(polite=False)
-        if self._client is None:
-            self._client = self._connect(deadline, cancel)
-        return self._client
+    def expire(self) -> int:
+        """Drop every pending row past its ``expires_at``; returns how many."""
+        now, n = self._clock(), 0
+        for key, record in self.outbox.pending():
+            if record.get("expires_at", 0) <= now:
+                self._drop(key, record)
+                n += 1
+        return n
 
-    def _connect(self, deadline: float, cancel: threading.Event | None):
-        """A new connection (TCP, CONNECT, CONNACK) with a new client, so paho never re-sends
-        an earlier turn's message on its own."""
-        client = self._factory(self._client_id)
-        client.cancel = cancel
-        userdata: dict = {}
-        client.user_data_set(userdata)
-        client.on_connect = lambda _c, data, _flags, reason, _props: data.update(reason=reason)
-        client.connect_timeout = max(deadline - time.monotonic(), 0.001)
-        try:
-            rc = client.connect(self.settings.host, self.settings.port,
-                                keepalive=self.settings.keepalive_s, clean_start=True)
-        except _Cancelled:
-            _discard(client, polite=False)
-            raise TimeoutError_(f"MQTT connect to {self.where} cancelled", node="act") from None
-        except OSError as exc:
-            _discard(client, polite=False)
-            reason = " ".join((exc.strerror or str(exc) or type(exc).__name__).split())
-            raise TransientError(f"MQTT broker {self.where} unreachable: {reason}",
-                                 node="act") from None
-        self._client = client  # dropped by the caller if anything below fails
-        if rc != 0:
-            raise self._lost(rc, "sending CONNECT")
-        self._wait(client, lambda: client.is_connected() or "reason" in userdata,
-                   deadline, cancel, "CONNACK")
-        if not client.is_connected():
-            raise TransientError(f"MQTT broker {self.where} refused the connection: "
-                                 f"{userdata['reason']}", node="act")
-        log.info("MQTT connected to %s as %s", self.where, self._client_id)
-        return client
+    def _drop(self, key: str, record: dict | None) -> None:
+        """Mark ``key`` expired, undo the optimistic state, tell the user once."""
+        if record is None or self.outbox.status(key) not in ("pending", "failed"):
+            return
+        self.outbox.mark(key, EXPIRED)
+        with self._lock:
+            held = key in self._queued
+            self._acks.pop(key, None)
+        if held:  # paho would send it after a reconnect: a new client holds only live rows
+            self.link.rebuild(f"command {key} expired")
+        action = record["action"]
+        name = action.get("entity", "")
+        reported = self._reported.get(name)
+        if reported is not None and self.home is not None and self.home.entity(name):
+            self.home.set_state(name, reported["state"], **reported["attributes"])
+        text = f"I couldn't reach the {name}."
+        log.warning("MQTT: %s (command %s %s not acknowledged within %g s)", text,
+                    action.get("service"), key, self.settings.action_ttl_s)
+        self.notify({"event": "action_dropped", "entity": name, "service": action.get("service"),
+                     "idempotency_key": key, "response": text})
 
-    def _send(self, client, topic: str, payload: bytes, key: str, deadline: float,
-              cancel: threading.Event | None) -> None:
-        """PUBLISH with the key as a user property; wait until the broker acknowledged it."""
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
+    def healthy(self) -> bool:
+        """False once the network loop died and could not be rebuilt (stop feeding the
+        service watchdog); a broker that is merely down is still healthy."""
+        return self.link.alive and (self.link.is_running() or self._closed.is_set())
 
-        props = Properties(PacketTypes.PUBLISH)
-        props.UserProperty = [(KEY_PROPERTY, key)]
-        props.ContentType = "application/json"
-        info = client.publish(topic, payload, qos=self.settings.qos,
-                              retain=self.settings.retain, properties=props)
-        if info.rc != 0:
-            raise self._lost(info.rc, f"publishing {topic}")
-        self._wait(client, info.is_published, deadline, cancel,
-                   "PUBACK" if self.settings.qos else "send")
+    # -- the hub's own entities -----------------------------------------------------------------
+    def on_turn(self, trace: dict) -> None:
+        """Publish the hub's status, last transcript, intent and fallback level."""
+        self.discovery.on_turn(trace)
 
-    def _wait(self, client, done, deadline: float, cancel: threading.Event | None,
-              what: str) -> None:
-        """Run the network loop until ``done()``; cancel and the deadline checked each POLL_S."""
-        while not done():
-            self._check(deadline, cancel, what)
-            rc = pump(client, min(POLL_S, max(deadline - time.monotonic(), 0.0)))
-            if rc != 0 and not done():
-                raise self._lost(rc, f"waiting for {what}")
-
-    def _check(self, deadline: float, cancel: threading.Event | None, what: str) -> None:
-        """Raise when ``cancel`` is set (TimeoutError_) or the deadline passed (TransientError)."""
-        if cancel is not None and cancel.is_set():
-            raise TimeoutError_(f"MQTT publish to {self.where} cancelled while waiting for {what}",
-                                node="act")
-        if time.monotonic() >= deadline:
-            raise TransientError(f"MQTT broker {self.where}: no {what} within "
-                                 f"{self.settings.timeout_s:g} s", node="act")
-
-    def _lost(self, rc: int, doing: str) -> TransientError:
-        """The error for a connection that failed while ``doing`` something."""
-        from paho.mqtt.client import error_string
-
-        return TransientError(f"MQTT connection to {self.where} lost {doing}: "
-                              f"{error_string(rc)}", node="act")
-
-    def _drop(self, *, polite: bool) -> None:
-        """Forget the connection (closing its socket); the next publish opens a new one."""
-        client, self._client = self._client, None
-        if client is not None:
-            _discard(client, polite=polite)
+    def close(self, timeout_s: float = 1.0) -> None:
+        """Flush what is queued (up to ``timeout_s``), publish ``offline``, disconnect."""
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self.link.stop(timeout_s)
+        release(self.client_id)
 
 
-def make_backend(settings: MqttSettings, store=None) -> MqttBackend | None:
-    """The MQTT backend for ``settings`` (no connection yet), or None when MQTT is off."""
-    if not settings.enabled:
+def crash_point() -> None:
+    """Tests only (``HUB_TEST_CRASH_AFTER_OUTBOX=1``): SIGKILL this process between the outbox
+    write and the publish."""
+    import os
+    import signal
+
+    if os.environ.get(CRASH_ENV) == "1":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def make_backend(settings, store=None, *, home=None, breaker=None,
+                 notify=None) -> MqttBackend | None:
+    """The MQTT backend, connecting in the background; None when ``[mqtt]`` has no host or
+    ``enabled = false``. Closed cleanly at exit (``offline`` published)."""
+    if not settings.enabled or not settings.host:
         return None
-    return MqttBackend(settings, store=store)
+    backend = MqttBackend(settings, home=home, store=store, breaker=breaker, notify=notify)
+    atexit.register(backend.close)
+    return backend

@@ -167,9 +167,10 @@ def build_graph(hub):
              "no_speech": nodes.no_speech}
     for name, fn in plain.items():
         g.add_node(name, partial(fn, hub))
-    # node -> (its circuit breaker, the engine it loads)
+    # node -> (its circuit breaker, the engine it loads); the MQTT backend holds its own
+    # breaker, so a broker that is down never blocks answers that need no device
     engines = {"asr": ("asr", "asr"), "rules": ("rules", "rules"), "llm_intent": ("llm", "llm"),
-               "llm_answer": ("llm", "llm"), "act": ("devices", "devices"), "tts": ("tts", "tts")}
+               "llm_answer": ("llm", "llm"), "act": (None, "devices"), "tts": ("tts", "tts")}
     for name, (breaker, loads) in engines.items():
         g.add_node(name, guarded(name, getattr(nodes, name), hub, engine=breaker, loads=loads))
     g.add_edge(START, "fingerprint")

@@ -218,15 +218,20 @@ def confirm(hub, state: dict) -> dict:
 # -- action and answer ------------------------------------------------------------------------
 def act(hub, state: dict, cancel: threading.Event) -> dict:
     """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
+    from hub.devices.speech import queued_update
+
     actor, devices = hub.engines.actor(), hub.engines.devices()
     outcomes = [actor.execute(m, idempotency_key=f"{state['turn_id']}:{i}")
                 for i, m in enumerate(state["matches"])]
-    for outcome in outcomes:
-        for action in outcome.actions:
-            devices.publish(action, cancel)  # once per idempotency key (the outbox)
+    # a PUBACK is awaited well within this node's timeout: "queued" is said, never "failed"
+    end = time.monotonic() + min(state["deadline"].left() - 0.25,
+                                 0.5 * hub.settings.resilience.timeouts_s.get("act", 2.0))
+    sent = [(action, devices.publish(action, cancel, end - time.monotonic()))  # once per key
+            for outcome in outcomes for action in outcome.actions]
     first = state["matches"][0]
-    return {"outcomes": outcomes, "response": join_sentences(o.response for o in outcomes),
-            "intent": first.intent, "slots": dict(first.slots)}
+    update = {"outcomes": outcomes, "response": join_sentences(o.response for o in outcomes),
+              "intent": first.intent, "slots": dict(first.slots)}
+    return {**update, **queued_update(state, update["response"], sent)}
 
 
 def join_sentences(texts) -> str:

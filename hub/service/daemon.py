@@ -86,7 +86,7 @@ def run_daemon(args) -> int:
     hub = make_hub(args, "run", speak=True)
     settings = hub.settings
     llm = settings.llm  # the LLM's prompt cache is built here, never inside a turn's deadline
-    hub.engines.warm(["asr", "rules", "tts"]
+    hub.engines.warm(["asr", "rules", "tts", "devices"]
                      + (["llm"] if "run" in llm.intents_on or "run" in llm.answers_on else []))
     wake = None if args.no_wake or not settings.wake.enabled else make_wake(settings.wake)
     speaker = Speaker(make_player(settings.audio))

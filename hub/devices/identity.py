@@ -1,0 +1,82 @@
+"""The hub's MQTT client id: ``hub-<host>-<8 hex install id>``, one per running hub (BC-29).
+
+Two connections with one client id evict each other forever, so the default id is never a
+fixed literal: the install id is made once and kept in the store (``kv`` table,
+``mqtt_install_id``). A second hub on the same host with the same store gets a lock refusal
+and then its own id (``…-<4 hex>``), logged once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import secrets
+import socket
+import tempfile
+
+log = logging.getLogger("hub.devices.identity")
+
+_HELD: dict[str, int] = {}  # client id -> lock file descriptor, held until release()
+KV_KEY = "mqtt_install_id"
+
+
+def install_id(store) -> str:
+    """8 hex digits, made once per store (per process without one)."""
+    if store is None:
+        return secrets.token_hex(4)
+    try:
+        table = store.db()["kv"]
+        try:
+            return table.get(KV_KEY)["value"]
+        except Exception:  # noqa: BLE001 - NotFoundError: the first start
+            value = secrets.token_hex(4)
+            table.insert({"key": KV_KEY, "value": value}, pk="key", ignore=True)
+            return table.get(KV_KEY)["value"]
+    except Exception as exc:  # noqa: BLE001 - a broken store: this run's own id
+        log.warning("install id not stored (%s); using a new one for this run", exc)
+        return secrets.token_hex(4)
+
+
+def _host() -> str:
+    from hub.devices.topics import slug
+
+    try:
+        return slug(socket.gethostname()).replace("_", "-")[:32] or "host"
+    except Exception:  # noqa: BLE001 - a hostname without letters
+        return "host"
+
+
+def _lock(client_id: str) -> bool:
+    """Hold ``$TMPDIR/hub-mqtt-<client_id>.lock`` for this process; False when another has it."""
+    path = os.path.join(tempfile.gettempdir(), f"hub-mqtt-{client_id}.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return True  # no lock possible: the broker's takeover message still tells
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    _HELD[client_id] = fd
+    return True
+
+
+def release(client_id: str) -> None:
+    """Let another hub use ``client_id`` (the backend closed)."""
+    fd = _HELD.pop(client_id, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def client_id_for(settings, store) -> str:
+    """``[mqtt] client_id`` when set, else ``hub-<host>-<install id>``; a second process on
+    this host with the same id gets ``<id>-<4 hex>`` instead."""
+    base = settings.client_id or f"hub-{_host()}-{install_id(store)}"
+    if _lock(base):
+        return base
+    other = f"{base}-{secrets.token_hex(2)}"
+    log.warning("MQTT client id %s is in use by another hub on this host; using %s", base, other)
+    _lock(other)
+    return other

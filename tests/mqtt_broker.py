@@ -1,0 +1,56 @@
+"""Test helpers for MQTT: the throw-away broker (:mod:`hub.bench.broker`) and a recorder."""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+
+from hub.bench.broker import WAIT_S, Broker, free_port  # noqa: F401 - used by the tests
+
+
+def until(pred, timeout_s: float = WAIT_S) -> bool:
+    """Poll ``pred`` every 20 ms until it is true or ``timeout_s`` passed; its last value."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end and not pred():
+        time.sleep(0.02)
+    return bool(pred())
+
+
+class Recorder:
+    """A paho client (its own loop thread) collecting messages on ``topics``."""
+
+    def __init__(self, port: int, *topics: str) -> None:
+        from paho.mqtt.client import CallbackAPIVersion, Client, MQTTv5
+
+        self.messages: queue.Queue = queue.Queue()
+        self.all: list = []
+        self._ready = threading.Event()
+        self.client = Client(CallbackAPIVersion.VERSION2, protocol=MQTTv5)
+        self.client.on_message = self._got
+        self.client.on_subscribe = lambda *a: self._ready.set()
+        self.client.on_connect = lambda c, *a: c.subscribe([(t, 1) for t in topics])
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        assert self._ready.wait(WAIT_S), "recorder got no SUBACK"
+
+    def _got(self, _c, _u, message) -> None:
+        item = (time.monotonic(), message.topic, bytes(message.payload), message.retain)
+        self.all.append(item)
+        self.messages.put(item)
+
+    def keys(self, topic_part: str = "/set") -> list[str]:
+        """Idempotency keys of the command messages received so far, in order."""
+        return [json.loads(p)["idempotency_key"] for _, t, p, _ in list(self.all)
+                if t.endswith(topic_part) and p]
+
+    def wait_for(self, pred, timeout_s: float = WAIT_S) -> bool:
+        return until(pred, timeout_s)
+
+    def send(self, topic: str, payload: bytes | str, retain: bool = False) -> None:
+        self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
