@@ -167,6 +167,16 @@ class StoreSettings:
 
     path: str = ""
     """Database file; empty: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub/hub.db``)."""
+    journal_days: float = 30
+    """Turn journal and breaker events are kept this many days."""
+    cache_mb: float = 20
+    """Transcript and answer-audio caches together stay under this many MB (LRU eviction)."""
+    fingerprint_strict: float = 0.85
+    """Audio fingerprint similarity (0..1) at which a cached transcript replaces ASR."""
+    fingerprint_loose: float = 0.72
+    """Similarity at which a cached transcript is used when ASR failed (L1)."""
+    maintenance_s: float = 300
+    """Seconds between background prunes and WAL checkpoints."""
 
 
 @dataclass(frozen=True)
@@ -296,6 +306,9 @@ _LIMITS = {
     "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),
     "resilience.breaker_cooldown_s": (0, None), "mqtt.port": (1, 65535),
     "mqtt.qos": (0, 2), "mqtt.timeout_s": (0.01, None),
+    "store.journal_days": (0.01, None), "store.cache_mb": (0.1, None),
+    "store.fingerprint_strict": (0, 1), "store.fingerprint_loose": (0, 1),
+    "store.maintenance_s": (1, None),
 }
 """Allowed ranges (inclusive; None: unbounded) of numeric settings, by key path."""
 

@@ -41,12 +41,8 @@ def make_hub(args, entry: str, *, speak: bool):
     if getattr(args, "no_llm", False):
         settings = dataclasses.replace(
             settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
-    try:
-        store = open_store(args.store or settings.store.path)
-    except (HubError, OSError) as exc:
-        log.warning("store unavailable, running without cache and journal: %s",
-                    getattr(exc, "message", exc))
-        store = None
+    store = open_store(args.store or settings.store.path, settings.store,
+                       background=entry == "run")
     return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)
 
 

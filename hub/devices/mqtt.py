@@ -194,7 +194,7 @@ class _Outbox:
         try:
             if self._store.outbox_claim(key, action):
                 return True
-            return self._store.db()["outbox"].get(key)["status"] != "done"
+            return self._store.outbox_status(key) != "done"
         except sqlite3.Error as exc:
             raise TransientError(f"outbox unavailable, not publishing {key}: {exc}",
                                  node="act") from None
