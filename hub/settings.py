@@ -171,9 +171,9 @@ class StoreSettings:
     """Turn journal and breaker events are kept this many days."""
     cache_mb: float = 20
     """Transcript and answer-audio caches together stay under this many MB (LRU eviction)."""
-    fingerprint_strict: float = 0.85
+    fingerprint_strict: float = 0.9
     """Audio fingerprint similarity (0..1) at which a cached transcript replaces ASR."""
-    fingerprint_loose: float = 0.72
+    fingerprint_loose: float = 0.82
     """Similarity at which a cached transcript is used when ASR failed (L1)."""
     maintenance_s: float = 300
     """Seconds between background prunes and WAL checkpoints."""

@@ -57,7 +57,8 @@ def _p(vals: list[float]) -> dict:
 def summarize(traces: list[dict], breaker_events: list[dict] = ()) -> dict:
     """Figures of ``traces`` (journal traces): counts by status, source, fallback level and
     error kind; p50/p95 ms per node; TTFA and total over the same turns (those that spoke,
-    so total >= TTFA for each); breaker transitions; fingerprint cache hit rate of audio turns.
+    so total >= TTFA for each); breaker transitions; fingerprint cache hit rate of audio turns
+    (those that ran ASR or hit the cache).
     """
     out: dict = {"turns": len(traces), "status": {}, "source": {}, "fallback_level": {},
                  "errors": {}, "nodes_ms": {}}
@@ -76,7 +77,7 @@ def summarize(traces: list[dict], breaker_events: list[dict] = ()) -> dict:
         if timings.get("ttfa") is not None and timings.get("total") is not None:
             ttfa.append(timings["ttfa"])
             total.append(max(timings["total"], timings["ttfa"]))
-        if t.get("file"):
+        if t.get("file") or "asr" in timings or t.get("source") == "cache":
             audio += 1
             hits += t.get("source") == "cache"
     out["nodes_ms"] = {n: _p(v) for n, v in sorted(nodes.items())}

@@ -14,6 +14,9 @@ import numpy as np
 
 from hub.store import fingerprint as fpm
 
+SHORTLIST = 32
+"""LSH candidates (most bands in common first) whose compact vectors are compared."""
+
 CANDIDATES = 3
 """Candidates (by compact-vector cosine) confirmed with DTW per lookup."""
 
@@ -62,21 +65,23 @@ class CacheMixin:
 
         def read(db):
             marks = ", ".join("?" for _ in fp.bands)
-            return db.execute(
-                "SELECT id, frames, vector, transcript, alternatives FROM fingerprints WHERE id IN"
-                f" (SELECT fp_id FROM fp_bands WHERE context = ? AND band_hash IN ({marks}))",
-                [context, *fp.bands]).fetchall()
+            rows = db.execute(
+                "SELECT id, vector FROM fingerprints WHERE id IN (SELECT fp_id FROM fp_bands"
+                f" WHERE context = ? AND band_hash IN ({marks}) GROUP BY fp_id"
+                f" ORDER BY count(*) DESC LIMIT {SHORTLIST})", [context, *fp.bands]).fetchall()
+            if not rows:
+                return []
+            vectors = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+            top = [rows[i][0] for i in np.argsort(-(vectors @ fp.vector))[:CANDIDATES]]
+            return db.execute("SELECT id, frames, vector, transcript, alternatives FROM "
+                              f"fingerprints WHERE id IN ({', '.join('?' for _ in top)})",
+                              top).fetchall()
 
-        rows = self._run("transcript cache", read, [], write=False) or []
-        if not rows:
-            return None
-        vectors = np.stack([np.frombuffer(r[2], dtype=np.float32) for r in rows])
-        order = np.argsort(-(vectors @ fp.vector))[:CANDIDATES]
         best, best_sim = None, -1.0
-        for i in order:
-            sim = fpm.similarity(fp, fpm.unpack(rows[i][1], rows[i][2]))
+        for row in self._run("transcript cache", read, [], write=False) or []:
+            sim = fpm.similarity(fp, fpm.unpack(row[1], row[2]))
             if sim > best_sim:
-                best, best_sim = rows[i], sim
+                best, best_sim = row, sim
         if best is None or best_sim < min_similarity:
             return None
         self._touched[("fingerprints", best[0])] = self.clock()

@@ -122,8 +122,10 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
 
         db = getattr(self._local, "db", None)
         if db is None:
-            if self.read_only:
-                conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+            if self.read_only:  # immutable: a WAL file cannot make its -shm on a read-only disk
+                folder = os.path.dirname(os.path.abspath(self.path))
+                extra = "" if os.access(folder, os.W_OK) else "&immutable=1"
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro{extra}", uri=True,
                                        timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
                                        isolation_level=None)
             else:

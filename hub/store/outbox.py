@@ -40,6 +40,8 @@ class OutboxMixin:
 
         found = self._run("outbox", claim, None)
         if found is None:
+            if self.outbox_status(key) is not None:  # a read-only file still says "used"
+                return False
             self._remember(row)
             return True
         return found

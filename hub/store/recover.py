@@ -81,6 +81,7 @@ def salvage(damaged: str) -> dict[str, tuple[list[dict], int | None]]:
     out: dict[str, tuple[list[dict], int | None]] = {}
     try:
         conn = sqlite3.connect(f"file:{damaged}?mode=ro", uri=True)
+        conn.execute("PRAGMA writable_schema=ON")  # read past a schema check that fails
     except sqlite3.Error:
         return {t: ([], None) for t in SALVAGED}
     try:

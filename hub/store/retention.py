@@ -35,23 +35,27 @@ def _write_uses(store, conn) -> None:
 
 def _evict(store, conn, cap: int) -> int:
     """Delete least-recently-used cache rows until both caches hold at most ``cap`` bytes."""
+    excess = store.cache_bytes() - cap
     evicted = 0
-    while store.cache_bytes() > cap:
+    while excess > 0:
         rows = conn.execute(
-            "SELECT 'fingerprints', id, used_at FROM fingerprints UNION ALL "
-            "SELECT 'responses', key, used_at FROM responses WHERE key NOT LIKE 'canned:%' "
+            "SELECT 'fingerprints', id, size, used_at FROM fingerprints UNION ALL "
+            "SELECT 'responses', key, size, used_at FROM responses WHERE key NOT LIKE 'canned:%' "
             f"ORDER BY used_at LIMIT {BATCH}").fetchall()
         if not rows:
             return evicted
         conn.execute("BEGIN IMMEDIATE")
-        for table, key, _at in rows:
+        for table, key, size, _at in rows:
+            if excess <= 0:
+                break
             if table == "fingerprints":
                 conn.execute("DELETE FROM fp_bands WHERE fp_id = ?", [key])
                 conn.execute("DELETE FROM fingerprints WHERE id = ?", [key])
             else:
                 conn.execute("DELETE FROM responses WHERE key = ?", [key])
+            excess -= size or 0
+            evicted += 1
         conn.execute("COMMIT")
-        evicted += len(rows)
     return evicted
 
 
