@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from hub.bench.fingerprint import bench_fingerprint
 from hub.resilience.percentile import percentile
 
 
@@ -33,10 +34,12 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("--fast", action="store_true",
                    help="feed audio as fast as possible instead of at real speed")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="files per folder (0: all)")
-    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "all"),
+    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "fingerprint",
+                                       "all"),
                    default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
                    "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults; "
-                   "llm: paraphrase accuracy, answer TTFA, hung LLM")
+                   "llm: paraphrase accuracy, answer TTFA, hung LLM; fingerprint: cache "
+                   "hits on variants, false hits, lookup time, replayed-file TTFA")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
                    help="where to write the report (default: BENCHMARKS.md); - for stdout only")
     p.set_defaults(func=run_bench)
@@ -260,7 +263,7 @@ def bench_llm(args, settings, folders: list[Path]) -> str:
 
 
 SUITES = {"pipeline": bench_pipeline, "resilience": bench_resilience, "soak": bench_soak,
-          "llm": bench_llm}
+          "llm": bench_llm, "fingerprint": bench_fingerprint}
 
 
 def run_bench(args) -> int:

@@ -222,6 +222,10 @@ class Hub:
                 self.store.breaker_event(event["breaker"], event["from"], event["to"])
         if self.store is not None:
             self.store.journal(trace)
+            if self.store.degraded:  # BC-33: the turn went on without (part of) the store
+                trace["status"] = "degraded"
+                trace["errors"].append({"node": "store", "kind": "unavailable",
+                                        "message": f"store: {self.store.degraded}"})
         return TurnResult(trace, final.get("pcm"), final.get("rate"))
 
     @staticmethod

@@ -5,7 +5,8 @@
     fingerprint ─► asr ─► rules ─► act ─────────────► respond ─► tts ─► END
          │  (cache hit)    │  └─► llm_intent ─► act / confirm / llm_answer
          └────────────────►┘          └─(fails)─► relaxed rules (L2) ─► faq (L3) ─► placeholder (L4)
-    asr fails ─► cached transcript of a similar utterance (L1) ─► placeholder (L4);  tts fails ─► cached audio (L1) ─► placeholder (L4)
+    asr fails ─► cached transcript of a similar utterance (L1) ─► placeholder (L4)
+    tts fails ─► cached audio (L1) ─► placeholder (L4)
 
 A failed node is retried only when :func:`hub.resilience.retry.should_retry` allows it and its
 attempt count in state is below :data:`hub.resilience.retry.MAX_ATTEMPTS`, so no loop can reach

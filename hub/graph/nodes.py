@@ -320,8 +320,8 @@ def response_key(text: str, voice: str | None = None) -> str:
 
 def cached_audio(hub, state: dict) -> dict:
     """L1: the response's audio from the cache when TTS failed."""
-    found = hub.store.get_response_audio(response_key(state["response"], hub.settings.tts.voice)) \
-        if hub.store is not None else None
+    key = response_key(state["response"], hub.settings.tts.voice)
+    found = hub.store.get_response_audio(key) if hub.store is not None else None
     if found is None:
         return {"pcm": None}
     return {"pcm": found[0], "rate": found[1], "fallback_level": max(state.get("fallback_level", 0), 1),

@@ -14,11 +14,8 @@ import numpy as np
 
 from hub.store import fingerprint as fpm
 
-SHORTLIST = 32
-"""LSH candidates (most bands in common first) whose compact vectors are compared."""
-
-CANDIDATES = 3
-"""Candidates (by compact-vector cosine) confirmed with DTW per lookup."""
+CANDIDATES = 2
+"""LSH candidates (the most cosine-similar compact vectors) confirmed with DTW per lookup."""
 
 
 class CacheMixin:
@@ -44,6 +41,8 @@ class CacheMixin:
                 conn.executemany("INSERT OR IGNORE INTO fp_bands VALUES (?, ?, ?)",
                                  [(context, b, cur.lastrowid) for b in fp.bands])
                 conn.execute("COMMIT")
+                self._fp_index.current(db)
+                self._fp_index.add(context, cur.lastrowid, fp.vector, fp.bands)
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -57,31 +56,31 @@ class CacheMixin:
         """``(transcript, alternatives, similarity)`` of the most similar stored utterance
         under ``context`` with a similarity of at least ``min_similarity``, or None.
 
-        LSH candidates (one band in common), the best :data:`CANDIDATES` by vector cosine,
-        then :func:`hub.store.fingerprint.similarity` (DTW) on each.
+        LSH candidates (one band in common, :class:`hub.store.fpindex.FingerprintIndex`), the
+        best :data:`CANDIDATES` by vector cosine, then
+        :func:`hub.store.fingerprint.similarity` (DTW) on each in that order until one passes.
         """
         if self.degraded == "damaged":
             return None
 
         def read(db):
-            marks = ", ".join("?" for _ in fp.bands)
-            rows = db.execute(
-                "SELECT id, vector FROM fingerprints WHERE id IN (SELECT fp_id FROM fp_bands"
-                f" WHERE context = ? AND band_hash IN ({marks}) GROUP BY fp_id"
-                f" ORDER BY count(*) DESC LIMIT {SHORTLIST})", [context, *fp.bands]).fetchall()
-            if not rows:
+            self._fp_index.current(db)
+            top = self._fp_index.candidates(context, fp.vector, fp.bands, CANDIDATES)
+            if not top:
                 return []
-            vectors = np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-            top = [rows[i][0] for i in np.argsort(-(vectors @ fp.vector))[:CANDIDATES]]
-            return db.execute("SELECT id, frames, vector, transcript, alternatives FROM "
+            found = db.execute("SELECT id, frames, vector, transcript, alternatives FROM "
                               f"fingerprints WHERE id IN ({', '.join('?' for _ in top)})",
                               top).fetchall()
+            by_id = {r[0]: r for r in found}
+            return [by_id[i] for i in top if i in by_id]
 
         best, best_sim = None, -1.0
         for row in self._run("transcript cache", read, [], write=False) or []:
             sim = fpm.similarity(fp, fpm.unpack(row[1], row[2]))
             if sim > best_sim:
                 best, best_sim = row, sim
+            if sim >= min_similarity:
+                break  # the most cosine-similar candidate that passes: no second DTW
         if best is None or best_sim < min_similarity:
             return None
         self._touched[("fingerprints", best[0])] = self.clock()

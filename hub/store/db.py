@@ -110,6 +110,9 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
         self._mem_breakers: list[dict] = []
         self._mem_outbox: dict[str, dict] = {}
         self._touched: dict[tuple[str, object], float] = {}
+        from hub.store.fpindex import FingerprintIndex
+
+        self._fp_index = FingerprintIndex()
 
     # -- connection -------------------------------------------------------------------------
     def db(self):
@@ -152,7 +155,7 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
                 self._fail(None, "read-only folder")
                 return
             self.read_only = True
-            log.warning("hub: store: %s is read-only; caches read, journal and outbox kept "
+            log.warning("store: %s is read-only; caches read, journal and outbox kept "
                         "in memory", self.path)
         why = recover.is_damaged(self.path)
         if why is not None:
@@ -201,10 +204,11 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
         except sqlite3.Error as exc:
             self._fail(exc)
             return
+        why = " ".join(why.split())
         self.recovered = {"at": self.clock(), "reason": why, "moved_to": moved,
                           "rows": recover.summary(saved)}
         self.kv_set("recovered", self.recovered)
-        log.error("hub: store: %s was damaged (%s); moved to %s, fresh store made (%s)",
+        log.error("store: %s was damaged (%s); moved to %s, fresh store made (%s)",
                   self.path, why, moved, self.recovered["rows"])
 
     def pragma(self, name: str):
@@ -247,14 +251,14 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
                 return
             self._logged.add(condition)
         detail = f" ({what}: {exc})" if exc is not None else ""
-        log.warning("hub: store: %s; answering without the store%s", condition, detail)
+        log.warning("store: %s; answering without the store%s", condition, detail)
 
     def _healed(self) -> None:
         with self._lock:
             was, self.degraded = self.degraded, None
             self._logged.clear()
         if was is not None:
-            log.warning("hub: store: working again (was: %s)", was)
+            log.warning("store: working again (was: %s)", was)
             self.flush_memory()
 
     def status(self) -> str:

@@ -33,7 +33,7 @@ RATE = 16000
 FRAME, HOP = 400, 320          # 25 ms frames every 20 ms
 N_MELS, N_CEPS = 32, 13        # c0 is dropped: 12 coefficients kept
 SEGMENTS = 6                   # time segments of the compact vector
-BANDS, BITS = 10, 8            # LSH: 10 bands of 8 hyperplane bits
+BANDS, BITS = 16, 10           # LSH: 16 bands of 10 hyperplane bits
 WINDOW = 18                    # DTW path steps (about 360 ms) of the local similarity
 TRIM_DB = 35.0                 # frames this far below the loudest are silence at the ends
 FLOOR = 10 ** (-25 / 10)      # mel energies 25 dB below the loudest are one floor
@@ -135,28 +135,30 @@ def dtw_path_costs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     cost = 1.0 - a @ b.T
     n, m = cost.shape
     acc = np.empty_like(cost)
-    row = np.cumsum(cost[0])
-    acc[0] = row
+    sums = np.cumsum(cost, axis=1)
+    acc[0] = sums[0]
+    above = np.empty(m, dtype=cost.dtype)
+    entry = np.empty(m, dtype=cost.dtype)
     for i in range(1, n):
         prev = acc[i - 1]
-        from_above = np.minimum(prev, np.concatenate(([np.inf], prev[:-1])))
-        s = np.cumsum(cost[i])
-        entry = cost[i] + from_above
-        acc[i] = s + np.minimum.accumulate(entry - s)
+        above[0] = prev[0]
+        np.minimum(prev[1:], prev[:-1], out=above[1:])
+        np.add(cost[i], above, out=entry)
+        np.subtract(entry, sums[i], out=entry)
+        np.minimum.accumulate(entry, out=entry)
+        np.add(sums[i], entry, out=acc[i])
     return _backtrack(acc, cost)
 
 
 def _backtrack(acc: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    pad = np.full((acc.shape[0] + 1, acc.shape[1] + 1), np.inf)
+    pad[1:, 1:] = acc
+    step = np.argmin(np.stack((pad[:-1, :-1], pad[:-1, 1:], pad[1:, :-1])), axis=0)
     i, j = acc.shape[0] - 1, acc.shape[1] - 1
     out = [cost[i, j]]
     while i > 0 or j > 0:
-        if i == 0:
-            j -= 1
-        elif j == 0:
-            i -= 1
-        else:
-            k = int(np.argmin((acc[i - 1, j - 1], acc[i - 1, j], acc[i, j - 1])))
-            i, j = (i - 1, j - 1) if k == 0 else (i - 1, j) if k == 1 else (i, j - 1)
+        k = 2 if i == 0 else 1 if j == 0 else step[i, j]
+        i, j = (i - 1, j - 1) if k == 0 else (i - 1, j) if k == 1 else (i, j - 1)
         out.append(cost[i, j])
     return np.asarray(out[::-1])
 

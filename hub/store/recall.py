@@ -7,7 +7,11 @@ what ASR made of it. Thresholds: ``[store] fingerprint_strict`` (a hit skips ASR
 
 from __future__ import annotations
 
+import logging
+
 from hub.store import fingerprint as fpm
+
+log = logging.getLogger("hub.store.recall")
 
 
 def _context(hub) -> str:
@@ -25,8 +29,12 @@ def recall(hub, samples) -> dict:
     if fp is None or hub.store is None:
         return {"fingerprint": fp}
     cfg = hub.settings.store
-    found = hub.store.find_fingerprint(_context(hub), fp, min(cfg.fingerprint_loose,
-                                                              cfg.fingerprint_strict))
+    try:
+        found = hub.store.find_fingerprint(_context(hub), fp, min(cfg.fingerprint_loose,
+                                                                  cfg.fingerprint_strict))
+    except Exception as exc:  # noqa: BLE001 - a cache is never worth failing a turn for
+        log.warning("store: fingerprint lookup failed: %s", exc)
+        return {"fingerprint": fp}
     if found is None:
         return {"fingerprint": fp}
     text, alternatives, sim = found

@@ -96,7 +96,7 @@ def start_background(store) -> threading.Thread:
             try:
                 prune(store)
             except Exception as exc:  # noqa: BLE001 - maintenance must never end the hub
-                log.warning("hub: store: maintenance failed: %s", exc)
+                log.warning("store: maintenance failed: %s", exc)
             if store._stop.wait(store.settings.maintenance_s):
                 store.close()
                 return
