@@ -24,6 +24,13 @@ from fakes import make_hub
 WT = Path(__file__).resolve().parents[1]
 
 
+def _hub(**kw):
+    """A fake-engine hub whose rules are loaded before its first (timed) turn."""
+    hub = make_hub(**kw)
+    hub.engines.warm(["rules"])
+    return hub
+
+
 def populated(path: Path, turns: int = 50) -> Store:
     store = Store(path)
     for i in range(turns):
@@ -76,7 +83,7 @@ def test_bc33_damaged_store_still_answers_and_is_replaced(tmp_path, damage, capl
     populated(path)
     damage(path)
     store = Store(path)
-    hub = make_hub(store=store, entry="ask")
+    hub = _hub(store=store, entry="ask")
     trace = hub.turn_text("turn on the kitchen light")
     assert trace["intent"] == "HassTurnOn" and trace["status"] == "ok"
     assert store.degraded is None and integrity(path) == "ok"
@@ -103,7 +110,7 @@ def test_bc33_corrupt_while_running_degrades_without_failing_turns(tmp_path, cap
     path = tmp_path / "hub.db"
     populated(path, turns=300)
     store = Store(path)
-    hub = make_hub(store=store, entry="ask")
+    hub = _hub(store=store, entry="ask")
     with open(path, "r+b") as f:  # damage every page after the first two
         f.seek(8192)
         f.write(os.urandom(path.stat().st_size - 8192))
@@ -140,7 +147,7 @@ def test_read_only_store_runs_read_only(read_only_dir):
     _mount_read_only(rw, ro)
     store = Store(ro / "hub.db")
     assert store.read_only
-    hub = make_hub(store=store, entry="ask")
+    hub = _hub(store=store, entry="ask")
     trace = hub.turn_text("turn on the kitchen light")
     assert trace["intent"] == "HassTurnOn" and trace["status"] == "ok"
     assert store.outbox_claim("k1", {}) is False  # read from the file
@@ -163,7 +170,7 @@ def tiny_disk(tmp_path):
 
 def test_full_disk_keeps_answering_and_heals_without_restart(tiny_disk, caplog):
     store = Store(tiny_disk / "hub.db")
-    hub = make_hub(store=store, entry="ask")
+    hub = _hub(store=store, entry="ask")
     filler = tiny_disk / "filler"
     with open(filler, "wb") as f:
         try:
@@ -226,7 +233,7 @@ def test_every_older_schema_opens_and_migrates(tmp_path, name):
     assert store.pragma("user_version") == schema.VERSION
     assert store.outbox_claim("old-key", {}) is False
     assert store.outbox_status("old-key") == "done"
-    hub = make_hub(store=store, entry="ask")
+    hub = _hub(store=store, entry="ask")
     hub.turn_text("turn on the kitchen light")
     assert [t.get("intent") for t in store.recent_turns(5)] == ["HassTurnOn", "HassTurnOn"]
     assert store.degraded is None
@@ -298,10 +305,10 @@ def test_a_variant_of_a_heard_command_is_its_intent_when_asr_fails(tmp_path):
     from hub.bench.fingerprint import variants
 
     store = Store(tmp_path / "hub.db")
-    heard = make_hub(store=store, text="open the Sliding Door")
+    heard = _hub(store=store, text="open the Sliding Door")
     x = _wav("open the Sliding Door")
     first = heard.turn_audio(x.astype(np.int16))
-    broken = make_hub(store=store, text="wrong", inject=["asr=error"])
+    broken = _hub(store=store, text="wrong", inject=["asr=error"])
     for name, v in variants(x, np.random.default_rng(3)).items():
         trace = broken.turn_audio(np.clip(v, -32768, 32767).astype(np.int16))
         assert trace["transcript"] == "open the Sliding Door", name
@@ -311,9 +318,9 @@ def test_a_variant_of_a_heard_command_is_its_intent_when_asr_fails(tmp_path):
 
 def test_a_near_pair_never_heard_is_no_hit(tmp_path):
     store = Store(tmp_path / "hub.db")
-    make_hub(store=store, text="open the Sliding Door").turn_audio(
+    _hub(store=store, text="open the Sliding Door").turn_audio(
         _wav("open the Sliding Door").astype(np.int16))
-    broken = make_hub(store=store, text="x", inject=["asr=error"])
+    broken = _hub(store=store, text="x", inject=["asr=error"])
     trace = broken.turn_audio(_wav("close the Sliding Door").astype(np.int16))
     assert trace["intent"] is None and trace["fallback_level"] == 4
 
@@ -323,12 +330,12 @@ def test_the_cache_key_holds_the_home_and_the_asr_settings(tmp_path):
 
     store = Store(tmp_path / "hub.db")
     x = _wav("open the Sliding Door").astype(np.int16)
-    make_hub(store=store, text="open the Sliding Door").turn_audio(x)
-    other = make_hub(store=store, text="close the Sliding Door")
+    _hub(store=store, text="open the Sliding Door").turn_audio(x)
+    other = _hub(store=store, text="close the Sliding Door")
     other.settings = dataclasses.replace(other.settings, asr=dataclasses.replace(
         other.settings.asr, engine="vosk"))
     assert other.turn_audio(x)["transcript"] == "close the Sliding Door"
-    same = make_hub(store=store, text="unused")
+    same = _hub(store=store, text="unused")
     assert same.turn_audio(x)["transcript"] == "open the Sliding Door"
     assert same.fake_asr.calls == 0
 
@@ -337,7 +344,7 @@ def test_stats_figures_are_consistent(tmp_path):
     from hub.cli.stats import summarize
 
     store = Store(tmp_path / "hub.db")
-    hub = make_hub(store=store)
+    hub = _hub(store=store)
     for _ in range(3):
         hub.turn_audio(_wav("open the Sliding Door").astype(np.int16))
     s = summarize(store.recent_turns(10))
