@@ -221,6 +221,16 @@ class StoreSettings:
 
     path: str = ""
     """Database file; empty: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub/hub.db``)."""
+    journal_days: Annotated[float, Field(ge=0.01)] = 30
+    """Turn journal and breaker events are kept this many days."""
+    cache_mb: Annotated[float, Field(ge=0.1)] = 20
+    """Transcript and answer-audio caches together stay under this many MB (LRU eviction)."""
+    fingerprint_strict: Annotated[float, Field(ge=0, le=1)] = 0.9
+    """Audio fingerprint similarity (0..1) at which a cached transcript replaces ASR."""
+    fingerprint_loose: Annotated[float, Field(ge=0, le=1)] = 0.82
+    """Similarity at which a cached transcript is used when ASR failed (L1)."""
+    maintenance_s: Annotated[float, Field(ge=1)] = 300
+    """Seconds between background prunes and WAL checkpoints."""
 
 
 @dataclass(frozen=True, config=_CONFIG)

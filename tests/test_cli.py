@@ -101,9 +101,13 @@ def test_stats_reads_the_journal(tmp_path):
     db = str(tmp_path / "s.db")
     hub("ask", "--store", db, "turn on the kitchen light")
     hub("ask", "--store", db, "blah blah")
-    result = hub("stats", "--store", db)
+    result = hub("stats", "--store", db, "--json")
     summary = json.loads(result.stdout)
     assert summary["turns"] == 2 and summary["status"] == {"ok": 2}
+    table = hub("stats", "--store", db, "--since", "7d").stdout
+    assert "turns in the last 168 h: 2" in table and "status: ok 2" in table
+    bad = hub("stats", "--store", db, "--since", "yesterday")
+    assert bad.returncode == 2 and "24h or 7d" in bad.stderr
 
 
 def test_ask_stdin_every_recording_name_gives_its_intent():

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from hub.intents.score import correct as _correct, expected, slots_equal  # noqa: F401
+from hub.bench.fingerprint import bench_fingerprint
 from hub.resilience.percentile import percentile
 
 
@@ -34,11 +35,13 @@ def add_parsers(sub, *, common, inject, store) -> None:
     p.add_argument("--fast", action="store_true",
                    help="feed audio as fast as possible instead of at real speed")
     p.add_argument("--limit", type=int, default=0, metavar="N", help="files per folder (0: all)")
-    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "mqtt", "all"),
+    p.add_argument("--suite", choices=("pipeline", "resilience", "soak", "llm", "mqtt",
+                                       "fingerprint", "all"),
                    default="pipeline", help="pipeline: accuracy, TTFA, RTF, memory (default); "
                    "resilience: hung nodes and CPU stress; soak: 1,000 turns of random faults; "
                    "llm: paraphrase accuracy, answer TTFA, hung LLM; mqtt: command rate, "
-                   "frozen and flapping broker")
+                   "frozen and flapping broker; fingerprint: cache hits on variants, false "
+                   "hits, lookup time, replayed-file TTFA")
     p.add_argument("--write", action="store_true",
                    help="also write the report into --output (without it: stdout only)")
     p.add_argument("--output", default="BENCHMARKS.md", metavar="FILE",
@@ -246,7 +249,7 @@ def bench_mqtt(args, settings, folders: list[Path]) -> str:
 
 
 SUITES = {"pipeline": bench_pipeline, "resilience": bench_resilience, "soak": bench_soak,
-          "llm": bench_llm, "mqtt": bench_mqtt}
+          "llm": bench_llm, "mqtt": bench_mqtt, "fingerprint": bench_fingerprint}
 
 
 def run_bench(args) -> int:

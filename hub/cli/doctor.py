@@ -1,16 +1,14 @@
-"""``hub doctor`` (what is installed and the current load factors), ``hub stats`` (the journal)
-and the registration of ``hub run`` (the daemon, in :mod:`hub.service.daemon`)."""
+"""``hub doctor`` (what is installed and the current load factors) and the registration of ``hub run`` (the daemon, in :mod:`hub.service.daemon`)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import socket
-import sys
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
-    """Register ``run``, ``doctor`` and ``stats``."""
+    """Register ``run`` and ``doctor``."""
     p = sub.add_parser("run", help="listen on the microphone and answer (the daemon)",
                        description="Listen for the wake word, then answer each utterance. "
                        "Exits with 4 when no audio device can be opened.")
@@ -28,27 +26,6 @@ def add_parsers(sub, *, common, inject, store) -> None:
     store(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run_doctor)
-
-    p = sub.add_parser("stats", help="summarize recent turns from the journal",
-                       description="Counts by status, source and fallback level, and TTFA "
-                       "and total time percentiles, over the last N turns in the store.")
-    common(p)
-    store(p)
-    p.add_argument("--last", type=_positive, default=1000, metavar="N",
-                   help="turns to read (1000)")
-    p.set_defaults(func=run_stats)
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
 
 
 def _run_daemon(args) -> int:
@@ -143,7 +120,7 @@ def doctor_report(settings, store) -> dict:
         _check("llm", lambda: _llm_line(settings)),
         _check("llm prompt cache", lambda: _llm_cache_line(hub)),
         _check("tts voice", lambda: _voice_line(settings)),
-        ("store", f"{store.path} (journal_mode {store.pragma('journal_mode')})"),
+        ("store", store.status()),
         _check("mqtt", lambda: _mqtt(settings)),
         _check("audio devices", _devices),
         _check("load", hub.policy.factors),
@@ -158,7 +135,7 @@ def run_doctor(args) -> int:
     from hub.store.db import open_store
 
     settings = load_settings(args.config)
-    store = open_store(store_location(args, settings))
+    store = open_store(store_location(args, settings), settings.store)
     report = {"config": str(config_path(args.config) or "built-in defaults"),
               **doctor_report(settings, store)}
     if args.json:
@@ -180,30 +157,3 @@ def _print_item(key: str, value, indent: str) -> None:
             _print_item(k, v, indent + "  ")
     else:
         print(f"{indent}{key}: {value}")
-
-
-def summarize(traces: list[dict]) -> dict:
-    """Counts by status, source and fallback level, and TTFA/total p50/p95 in ms."""
-    from hub.resilience.percentile import percentile as pct
-
-    out: dict = {"turns": len(traces), "status": {}, "source": {}, "fallback_level": {}}
-    for t in traces:
-        for key in ("status", "source", "fallback_level"):
-            val = str(t.get(key))
-            out[key][val] = out[key].get(val, 0) + 1
-    for name in ("ttfa", "total"):
-        vals = [t["timings_ms"][name] for t in traces if t["timings_ms"].get(name) is not None]
-        out[f"{name}_ms"] = {"p50": pct(vals, 50), "p95": pct(vals, 95)}
-    return out
-
-
-def run_stats(args) -> int:
-    """Print a summary of the last ``--last`` turns in the journal."""
-    from hub.settings import load_settings
-    from hub.core.replay import store_location
-    from hub.store.db import open_store
-
-    settings = load_settings(args.config)
-    store = open_store(store_location(args, settings))
-    print(json.dumps(summarize(store.recent_turns(args.last)), indent=2), file=sys.stdout)
-    return 0

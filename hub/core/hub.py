@@ -218,6 +218,10 @@ class Hub:
                 self.store.breaker_event(event["breaker"], event["from"], event["to"])
         if self.store is not None:
             self.store.journal(trace)
+            if self.store.degraded:  # BC-33: the turn went on without (part of) the store
+                trace["status"] = "degraded"
+                trace["errors"].append({"node": "store", "kind": "unavailable",
+                                        "message": f"store: {self.store.degraded}"})
         if self.engines.loaded("devices"):
             self.engines.devices().on_turn(trace)  # the hub's own MQTT entities
         return TurnResult(trace, final.get("pcm"), final.get("rate"))

@@ -74,12 +74,8 @@ def make_hub(args, entry: str, *, speak: bool):
     if getattr(args, "no_llm", False):
         settings = dataclasses.replace(
             settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
-    try:
-        store = open_store(store_location(args, settings))
-    except (HubError, OSError) as exc:
-        log.warning("store unavailable, running without cache and journal: %s",
-                    getattr(exc, "message", exc))
-        store = None
+    store = open_store(store_location(args, settings), settings.store,
+                       background=entry == "run")
     return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)
 
 

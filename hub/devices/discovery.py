@@ -174,15 +174,11 @@ class Discovery:
     def _remembered(self) -> list[str]:
         if self.store is None:
             return []
-        try:
-            return json.loads(self.store.db()["kv"].get(KV_KEY)["value"])
-        except Exception:  # noqa: BLE001 - none yet, or a broken store
-            return []
+        topics = self.store.kv_get(KV_KEY)  # None: none yet, or a broken store
+        return [t for t in topics if isinstance(t, str)] if isinstance(topics, list) else []
 
     def _remember(self, topics: list[str]) -> None:
         if self.store is None:
             return
-        try:
-            self.store.db()["kv"].upsert({"key": KV_KEY, "value": json.dumps(topics)}, pk="key")
-        except Exception as exc:  # noqa: BLE001
-            log.warning("discovery topics not stored: %s", exc)
+        if not self.store.kv_set(KV_KEY, topics):
+            log.warning("discovery topics not stored (the store is unavailable)")

@@ -25,17 +25,13 @@ def install_id(store) -> str:
     """8 hex digits, made once per store (per process without one)."""
     if store is None:
         return secrets.token_hex(4)
-    try:
-        table = store.db()["kv"]
-        try:
-            return table.get(KV_KEY)["value"]
-        except Exception:  # noqa: BLE001 - NotFoundError: the first start
-            value = secrets.token_hex(4)
-            table.insert({"key": KV_KEY, "value": value}, pk="key", ignore=True)
-            return table.get(KV_KEY)["value"]
-    except Exception as exc:  # noqa: BLE001 - a broken store: this run's own id
-        log.warning("install id not stored (%s); using a new one for this run", exc)
-        return secrets.token_hex(4)
+    value = store.kv_get(KV_KEY)  # the store never raises; None: first start or unreadable
+    if isinstance(value, str) and value:
+        return value
+    value = secrets.token_hex(4)
+    if not store.kv_set(KV_KEY, value):
+        log.warning("install id not stored; using a new one for this run")
+    return value
 
 
 def _host() -> str:

@@ -27,9 +27,7 @@ PENDING, DONE, EXPIRED = "pending", "done", "expired"
 
 def _pending_rows(store) -> list[tuple[str, dict]]:
     """``[(key, record)]`` of the store's pending (or old ``failed``) rows, oldest first."""
-    rows = store.db().execute(
-        "SELECT idempotency_key, action FROM outbox WHERE status IN ('pending', 'failed') "
-        "ORDER BY at").fetchall()
+    rows = store.outbox_pending()
     out = []
     for key, text in rows:
         try:
@@ -73,8 +71,8 @@ class Outbox:
         try:
             if self._store.outbox_claim(key, record):
                 return None
-            row = self._store.db()["outbox"].get(key)
-            return PENDING if row["status"] == "failed" else row["status"]
+            status = self._store.outbox_status(key)
+            return PENDING if status in ("failed", None) else status
         except Exception as exc:  # noqa: BLE001 - any store failure: memory keeps the row
             log.warning("outbox write for %s failed (%s); kept in memory only", key, exc)
             return None
@@ -99,10 +97,7 @@ class Outbox:
                 return self._memory[key][0]
         if self._store is None:
             return None
-        try:
-            return self._store.db()["outbox"].get(key)["status"]
-        except Exception:  # noqa: BLE001 - NotFoundError or a broken store
-            return None
+        return self._store.outbox_status(key)
 
     def pending(self) -> list[tuple[str, dict]]:
         """``[(key, record)]`` of every pending row (store and memory), oldest first."""

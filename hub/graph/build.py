@@ -5,7 +5,8 @@
     fingerprint ─► asr ─► rules ─► act ─────────────► respond ─► tts ─► END
          │  (cache hit)    │  └─► llm_intent ─► act / confirm / llm_answer
          └────────────────►┘          └─(fails)─► relaxed rules (L2) ─► faq (L3) ─► placeholder (L4)
-    asr fails ─► placeholder (L4);  tts fails ─► cached audio (L1) ─► placeholder (L4)
+    asr fails ─► cached transcript of a similar utterance (L1) ─► placeholder (L4)
+    tts fails ─► cached audio (L1) ─► placeholder (L4)
 
 A failed node is retried only when :func:`hub.resilience.retry.should_retry` allows it and its
 attempt count in state is below :data:`hub.resilience.retry.MAX_ATTEMPTS`, so no loop can reach
@@ -52,10 +53,16 @@ def route_fingerprint(state: dict) -> str:
 def route_asr(state: dict) -> str:
     kind = _failed(state, "asr")
     if kind:
-        return "asr" if _retry(state, "asr", kind) else "placeholder"
+        if _retry(state, "asr", kind):
+            return "asr"
+        return "cached_transcript" if state.get("l1") else "placeholder"
     if state.get("transcript"):
         return "rules"
     return "respond" if state.get("rejected") else "no_speech"
+
+
+def route_cached_transcript(state: dict) -> str:
+    return "rules" if state.get("transcript") else "placeholder"
 
 
 def route_rules(hub, state: dict) -> str:
@@ -164,7 +171,7 @@ def build_graph(hub):
     plain = {"fingerprint": nodes.fingerprint, "confirm": nodes.confirm, "faq": nodes.faq,
              "respond": nodes.respond, "cached_audio": nodes.cached_audio,
              "placeholder": nodes.placeholder, "relaxed": nodes.relaxed,
-             "no_speech": nodes.no_speech}
+             "no_speech": nodes.no_speech, "cached_transcript": nodes.cached_transcript}
     for name, fn in plain.items():
         g.add_node(name, partial(fn, hub))
     # node -> (its circuit breaker, the engine it loads); the MQTT backend holds its own
@@ -176,7 +183,10 @@ def build_graph(hub):
     g.add_edge(START, "fingerprint")
     g.add_conditional_edges("fingerprint", route_fingerprint, ["asr", "rules", "no_speech"])
     g.add_conditional_edges("asr", route_asr,
-                            ["asr", "rules", "placeholder", "no_speech", "respond"])
+                            ["asr", "rules", "placeholder", "no_speech", "respond",
+                             "cached_transcript"])
+    g.add_conditional_edges("cached_transcript", route_cached_transcript,
+                            ["rules", "placeholder"])
     g.add_conditional_edges("rules", partial(route_rules, hub),
                             ["rules", "act", "llm_intent", "faq", "respond"])
     g.add_conditional_edges("llm_intent", partial(route_llm_intent, hub),

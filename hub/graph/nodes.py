@@ -33,14 +33,21 @@ def fingerprint(hub, state: dict) -> dict:
         text = state["text"].strip()
         return {"transcript": text, "alternatives": [text], "fingerprint": None}
     samples = state.get("samples")
-    if samples is None or len(samples) == 0:
+    if samples is None or len(samples) == 0 or state.get("silent"):
         return {"fingerprint": None}
-    fp = hashlib.sha256(samples.tobytes()).hexdigest()[:32]
-    cached = hub.store.get_transcript(fp) if hub.store is not None else None
-    if cached and cached[0]:
-        return {"fingerprint": fp, "transcript": cached[0],
-                "alternatives": list(cached[1]) or [cached[0]], "cache_hit": True}
-    return {"fingerprint": fp}
+    from hub.store.recall import recall
+
+    return recall(hub, samples)
+
+
+def cached_transcript(hub, state: dict) -> dict:
+    """L1 when ASR failed: the transcript of the most similar utterance heard before."""
+    found = state.get("l1")
+    if not found or not found.get("transcript"):
+        return {}
+    return {"transcript": found["transcript"],
+            "alternatives": found["alternatives"] or [found["transcript"]], "cache_hit": True,
+            "fallback_level": max(state.get("fallback_level", 0), 1)}
 
 
 def asr(hub, state: dict, cancel: threading.Event) -> dict:
@@ -56,8 +63,10 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
         raise TimeoutError_("asr stopped: out of time", node="asr")
     alternatives = [result.text] if result.rejected else list(result.alternatives or [result.text])
     segments = [s for s in (result.segments or ()) if s.strip()]
-    if state.get("fingerprint") and result.text and hub.store is not None:
-        hub.store.put_transcript(state["fingerprint"], result.text, tuple(alternatives))
+    if not result.rejected:
+        from hub.store.recall import remember
+
+        remember(hub, state.get("fingerprint"), result.text, alternatives)
     return {"transcript": result.text, "alternatives": [a for a in alternatives if a],
             "rejected": result.rejected, "segments": segments}
 
@@ -288,11 +297,18 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
         hub.conversation_of(state).play(canned)
         return {"pcm": canned.pcm, "rate": canned.rate,
                 "ttfa_ms": since_end_of_input_ms(state)}
+    key = response_key(state["response"], hub.settings.tts.voice)
+    found = hub.store.get_response_audio(key) if hub.store is not None else None
+    if found is not None:  # said before with this voice: no synthesis
+        from hub.audio.pcm import AudioChunk
+
+        hub.conversation_of(state).play(AudioChunk(pcm=found[0], rate=found[1],
+                                                   text=state["response"]))
+        return {"pcm": found[0], "rate": found[1], "ttfa_ms": since_end_of_input_ms(state)}
     speech = _Streamer(hub, state)
     speech.synthesize(state["response"], cancel)
     if speech.pcm and hub.store is not None:
-        hub.store.put_response_audio(response_key(state["response"]), bytes(speech.pcm),
-                                     speech.rate)
+        hub.store.put_response_audio(key, bytes(speech.pcm), speech.rate)
     return {"pcm": bytes(speech.pcm), "rate": speech.rate, "ttfa_ms": speech.ttfa}
 
 
@@ -301,15 +317,16 @@ def since_end_of_input_ms(state: dict) -> float:
     return (time.monotonic() - state["started"]) * 1000
 
 
-def response_key(text: str) -> str:
-    """The response-audio cache key of a text (normalized whitespace and case)."""
-    return hashlib.sha256(" ".join(text.lower().split()).encode()).hexdigest()[:32]
+def response_key(text: str, voice: str | None = None) -> str:
+    """The response-audio cache key of a text (normalized whitespace and case) and voice."""
+    said = " ".join(text.lower().split()) + ("" if voice is None else "\x00" + voice)
+    return hashlib.sha256(said.encode()).hexdigest()[:32]
 
 
 def cached_audio(hub, state: dict) -> dict:
     """L1: the response's audio from the cache when TTS failed."""
-    found = hub.store.get_response_audio(response_key(state["response"])) \
-        if hub.store is not None else None
+    key = response_key(state["response"], hub.settings.tts.voice)
+    found = hub.store.get_response_audio(key) if hub.store is not None else None
     if found is None:
         return {"pcm": None}
     return {"pcm": found[0], "rate": found[1], "fallback_level": max(state.get("fallback_level", 0), 1),

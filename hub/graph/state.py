@@ -24,7 +24,8 @@ class TurnState(TypedDict, total=False):
     deadline: Any           # hub.resilience.Deadline started at end of input
     started: float          # monotonic time at end of input
     # progress
-    fingerprint: str | None
+    fingerprint: Any        # hub.store.fingerprint.Fingerprint, or None
+    l1: dict | None         # a loosely similar utterance's transcript, for when ASR fails
     transcript: str
     alternatives: list[str]
     rejected: bool

@@ -1,15 +1,19 @@
-"""The SQLite store: transcript cache, response-audio cache, turn journal, action outbox, breaker events.
+"""The SQLite store: fingerprint and answer-audio caches, turn journal, outbox, breaker events.
 
-One file, WAL journal, a busy timeout, written through sqlite-utils. A write that still finds
-the database locked after the busy timeout is skipped with a logged "cache write skipped":
-a cache is never worth failing a turn for (case BC-18). The journal and the outbox retry the
-same way but report the failure to the caller.
+One file, WAL journal (``synchronous=NORMAL``: a committed write survives a killed process),
+a busy timeout, schema versioned by ``PRAGMA user_version`` (:mod:`hub.store.schema`).
+
+The store can never take the hub down: every ``sqlite3.Error`` of every call is caught
+(:meth:`Store._run`), the turn goes on, and each condition (disk full, read-only, damaged,
+locked, ...) is logged once when it starts and once when it ends. While the file cannot be
+written the journal and the outbox live in memory and are written out when it can again
+(cases BC-18, BC-32, BC-33). A file found damaged at open is moved aside and its readable rows
+are salvaged into a fresh one (:mod:`hub.store.recover`).
 """
 
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import os
 import sqlite3
@@ -18,10 +22,18 @@ import threading
 import time
 from pathlib import Path
 
+from hub.store import recover, schema
+from hub.store.cache import CacheMixin
+from hub.store.journal import JournalMixin
+from hub.store.outbox import OutboxMixin
+
 log = logging.getLogger("hub.store.db")
 
 BUSY_TIMEOUT_MS = 2000
 """How long a write waits for a lock held by another connection before it is skipped."""
+
+OPEN_TRIES_S = 15.0
+"""How long opening retries while other processes hold the new file's lock."""
 
 
 def default_store_path(config: str | Path | None = None) -> Path:
@@ -47,157 +59,230 @@ def _remove(path: str) -> None:
             pass
 
 
-_SCHEMA = {
-    "transcripts": ({"fingerprint": str, "transcript": str, "alternatives": str, "at": float},
-                    "fingerprint"),
-    "responses": ({"key": str, "rate": int, "pcm": bytes, "at": float}, "key"),
-    "journal": ({"id": int, "at": float, "trace": str}, "id"),
-    "outbox": ({"idempotency_key": str, "action": str, "status": str, "at": float},
-               "idempotency_key"),
-    "breaker_events": ({"id": int, "at": float, "breaker": str, "from_state": str,
-                        "to_state": str}, "id"),
-    "kv": ({"key": str, "value": str}, "key"),
-}
+def condition_of(exc: BaseException) -> str:
+    """A short name for what is wrong with the store, from a ``sqlite3.Error``."""
+    text = str(exc).lower()
+    for words, name in ((("full",), "disk full"), (("readonly", "read-only"), "read-only"),
+                        (("malformed", "not a database", "corrupt"), "damaged"),
+                        (("locked", "busy"), "locked"), (("disk i/o",), "disk I/O error"),
+                        (("unable to open",), "cannot open the file"),
+                        (("no such table", "no column"), "schema mismatch")):
+        if any(w in text for w in words):
+            return name
+    return type(exc).__name__
 
 
-class Store:
+class Store(CacheMixin, JournalMixin, OutboxMixin):
     """A connection to the hub's SQLite file (thread-safe: one connection per thread).
 
     Args:
         path: the database file; created with its folder when missing. ``":memory:"`` keeps
-            nothing: a temporary file removed at exit (shared by all threads, unlike
-            SQLite's own per-connection memory databases).
-    Raises:
-        hub.errors.FatalError: the file cannot be opened or is not a database.
+            nothing: a temporary file removed at exit (shared by all threads).
+        settings: a :class:`hub.settings.StoreSettings` (retention, cache cap, thresholds);
+            None: the defaults.
+        clock: wall-clock seconds (tests inject a fake one for retention).
+        background: run :mod:`hub.store.retention` in a daemon thread every
+            ``settings.maintenance_s``.
+    Never raises for the file: a file that cannot be opened gives a store that keeps its
+    journal and outbox in memory (``degraded`` says why).
     """
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, settings=None, *, clock=time.time,
+                 background: bool = False):
+        from hub.settings import StoreSettings
+
+        self.settings = settings or StoreSettings()
+        self.clock = clock
         self.path = str(path)
         self._local = threading.local()
+        self._lock = threading.RLock()
+        self.read_only = False
+        self.degraded: str | None = None
+        self.recovered: dict | None = None
+        self._logged: set[str] = set()
+        self._init_memory()
         if self.path == ":memory:":
             fd, self.path = tempfile.mkstemp(prefix="hub-", suffix=".db")
             os.close(fd)
             atexit.register(_remove, self.path)
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._create()
+        self._open()
+        self._thread = None
+        if background:
+            from hub.store.retention import start_background
+
+            self._thread = start_background(self)
+
+    def _init_memory(self) -> None:
+        """What is kept in memory while the file cannot be written (bounded)."""
+        self._mem_journal: list[tuple[float, str]] = []
+        self._mem_breakers: list[dict] = []
+        self._mem_outbox: dict[str, dict] = {}
+        self._touched: dict[tuple[str, object], float] = {}
+        from hub.store.fpindex import FingerprintIndex
+
+        self._fp_index = FingerprintIndex()
 
     # -- connection -------------------------------------------------------------------------
     def db(self):
-        """The sqlite-utils ``Database`` of this thread (WAL, busy timeout set)."""
+        """The sqlite-utils ``Database`` of this thread (WAL, busy timeout set).
+
+        Raises:
+            sqlite3.Error: the file cannot be opened.
+        """
         import sqlite_utils
 
         db = getattr(self._local, "db", None)
         if db is None:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   check_same_thread=False, isolation_level=None)
+            if self.read_only:  # immutable: a WAL file cannot make its -shm on a read-only disk
+                folder = os.path.dirname(os.path.abspath(self.path))
+                extra = "" if os.access(folder, os.W_OK) else "&immutable=1"
+                conn = sqlite3.connect(f"file:{self.path}?mode=ro{extra}", uri=True,
+                                       timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                                       isolation_level=None)
+            else:
+                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
+                                       check_same_thread=False, isolation_level=None)
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            if not self.read_only:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
             db = sqlite_utils.Database(conn)
             self._local.db = db
         return db
 
-    def _create(self) -> None:
-        from hub.errors import FatalError
-
+    def _open(self) -> None:
         try:
-            db = self.db()
-            for name, (columns, pk) in _SCHEMA.items():
-                if name not in db.table_names():
-                    db[name].create(columns, pk=pk, if_not_exists=True)
-        except sqlite3.DatabaseError as exc:
-            raise FatalError(f"cannot open store {self.path}: {exc}", node="store") from None
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self._fail(exc, "cannot create the folder")
+            return
+        exists = os.path.exists(self.path)
+        if (exists and not os.access(self.path, os.W_OK)) or \
+                (not os.access(os.path.dirname(os.path.abspath(self.path)), os.W_OK)):
+            if not exists:
+                self._fail(None, "read-only folder")
+                return
+            self.read_only = True
+            log.warning("store: %s is read-only; caches read, journal and outbox kept "
+                        "in memory", self.path)
+        why = recover.is_damaged(self.path)
+        if why is not None:
+            if self.read_only:
+                self._fail(None, "damaged")
+                return
+            self._recover(why)
+        self._create()
+
+    def _create(self) -> None:
+        end = time.monotonic() + OPEN_TRIES_S
+        while True:
+            try:
+                conn = self.db().conn
+                if not self.read_only:
+                    conn.execute("PRAGMA auto_vacuum=INCREMENTAL")  # only new files take it
+                    schema.migrate(conn)
+                elif conn.execute("PRAGMA user_version").fetchone()[0] != schema.VERSION:
+                    self._fail(None, "read-only file of an older schema")
+                return
+            except sqlite3.OperationalError as exc:
+                self.close()
+                if "locked" in str(exc) and time.monotonic() < end:
+                    time.sleep(0.05)
+                    continue
+                self._fail(exc)
+                return
+            except (sqlite3.Error, RuntimeError) as exc:
+                self.close()
+                self._fail(exc)
+                return
+
+    def _recover(self, why: str) -> None:
+        """Move the damaged file aside, salvage its rows into a fresh one; one ERROR line."""
+        try:
+            moved = recover.move_aside(self.path, self.clock())
+        except OSError as exc:
+            self._fail(exc, "damaged")
+            return
+        saved = recover.salvage(moved)
+        try:
+            conn = self.db().conn
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            schema.migrate(conn)
+            recover.restore(conn, saved)
+        except sqlite3.Error as exc:
+            self._fail(exc)
+            return
+        why = " ".join(why.split())
+        self.recovered = {"at": self.clock(), "reason": why, "moved_to": moved,
+                          "rows": recover.summary(saved)}
+        self.kv_set("recovered", self.recovered)
+        log.error("store: %s was damaged (%s); moved to %s, fresh store made (%s)",
+                  self.path, why, moved, self.recovered["rows"])
 
     def pragma(self, name: str):
-        """The value of ``PRAGMA name`` (e.g. ``journal_mode``, ``busy_timeout``)."""
-        return self.db().execute(f"PRAGMA {name}").fetchone()[0]
+        """The value of ``PRAGMA name`` (e.g. ``journal_mode``), or None when unreadable."""
+        return self._run("pragma", lambda db: db.execute(f"PRAGMA {name}").fetchone()[0],
+                         write=False)
 
     def close(self) -> None:
         """Close this thread's connection."""
         db = getattr(self._local, "db", None)
         if db is not None:
-            db.conn.close()
+            try:
+                db.conn.close()
+            except sqlite3.Error:
+                pass
             self._local.db = None
 
-    # -- writes that may be skipped --------------------------------------------------------
-    def _upsert(self, table: str, row: dict, pk: str, *, what: str) -> bool:
+    # -- never failing ---------------------------------------------------------------------
+    def _run(self, what: str, fn, default=None, *, write: bool = True):
+        """``fn(db)``, or ``default`` after any ``sqlite3.Error`` (logged once per condition)."""
+        if write and self.read_only:
+            return default
+        if self.degraded in ("damaged", "cannot open the file", "cannot create the folder",
+                             "read-only folder"):
+            return default
         try:
-            self.db()[table].upsert(row, pk=pk)
-            return True
-        except sqlite3.OperationalError as exc:
-            log.warning("cache write skipped (%s): %s", what, exc)
-            return False
+            result = fn(self.db())
+        except sqlite3.Error as exc:
+            self._fail(exc, what=what)
+            return default
+        if write and self.degraded is not None:
+            self._healed()
+        return result
 
-    # -- transcript cache (L1) -------------------------------------------------------------
-    def put_transcript(self, fingerprint: str, transcript: str,
-                       alternatives: tuple[str, ...] = ()) -> bool:
-        """Remember the transcript of an audio fingerprint; False if the write was skipped."""
-        row = {"fingerprint": fingerprint, "transcript": transcript,
-               "alternatives": json.dumps(list(alternatives)), "at": time.time()}
-        return self._upsert("transcripts", row, "fingerprint", what="transcript")
+    def _fail(self, exc, condition: str | None = None, *, what: str = "open") -> None:
+        condition = condition or condition_of(exc)
+        with self._lock:
+            self.degraded = condition
+            if condition in self._logged:
+                return
+            self._logged.add(condition)
+        detail = f" ({what}: {exc})" if exc is not None else ""
+        log.warning("store: %s; answering without the store%s", condition, detail)
 
-    def get_transcript(self, fingerprint: str) -> tuple[str, tuple[str, ...]] | None:
-        """``(transcript, alternatives)`` cached for the fingerprint, or None."""
-        try:
-            row = self.db()["transcripts"].get(fingerprint)
-        except Exception:  # noqa: BLE001 - NotFoundError or a locked read: a miss either way
-            return None
-        return row["transcript"], tuple(json.loads(row["alternatives"]))
+    def _healed(self) -> None:
+        with self._lock:
+            was, self.degraded = self.degraded, None
+            self._logged.clear()
+        if was is not None:
+            log.warning("store: working again (was: %s)", was)
+            self.flush_memory()
 
-    # -- response audio cache (L1) --------------------------------------------------------
-    def put_response_audio(self, key: str, pcm: bytes, rate: int) -> bool:
-        """Remember the synthesized audio (int16 mono ``pcm`` at ``rate`` Hz) of a response."""
-        row = {"key": key, "rate": rate, "pcm": pcm, "at": time.time()}
-        return self._upsert("responses", row, "key", what="response audio")
-
-    def get_response_audio(self, key: str) -> tuple[bytes, int] | None:
-        """``(pcm, rate)`` cached for the response key, or None."""
-        try:
-            row = self.db()["responses"].get(key)
-        except Exception:  # noqa: BLE001
-            return None
-        return row["pcm"], row["rate"]
-
-    # -- journal, outbox, breaker events ---------------------------------------------------
-    def journal(self, trace: dict) -> bool:
-        """Append a turn's trace to the journal; False if the write was skipped."""
-        try:
-            self.db()["journal"].insert({"at": time.time(), "trace": json.dumps(trace)})
-            return True
-        except sqlite3.OperationalError as exc:
-            log.warning("journal write skipped: %s", exc)
-            return False
-
-    def recent_turns(self, limit: int = 100) -> list[dict]:
-        """The last ``limit`` traces, newest first."""
-        rows = self.db().execute(
-            "SELECT trace FROM journal ORDER BY id DESC LIMIT ?", [limit]).fetchall()
-        return [json.loads(r[0]) for r in rows]
-
-    def outbox_claim(self, key: str, action: dict) -> bool:
-        """Record a side effect under its idempotency key; False if the key was already used."""
-        row = {"idempotency_key": key, "action": json.dumps(action), "status": "pending",
-               "at": time.time()}
-        try:
-            self.db()["outbox"].insert(row, pk="idempotency_key")
-            return True
-        except sqlite3.IntegrityError:
-            return False
-
-    def outbox_done(self, key: str, status: str = "done") -> None:
-        """Mark the outbox entry ``key`` done (or failed)."""
-        self.db()["outbox"].update(key, {"status": status})
-
-    def breaker_event(self, breaker: str, from_state: str, to_state: str) -> None:
-        """Record a circuit-breaker transition."""
-        row = {"at": time.time(), "breaker": breaker, "from_state": from_state,
-               "to_state": to_state}
-        try:
-            self.db()["breaker_events"].insert(row)
-        except sqlite3.OperationalError as exc:
-            log.warning("breaker event skipped: %s", exc)
+    def status(self) -> str:
+        """One line for ``hub doctor``: path, mode, schema, degraded condition, recovery."""
+        mode = self.pragma("journal_mode")
+        parts = [f"{self.path} (journal_mode {mode}, schema {self.pragma('user_version')}"
+                 + (", read-only" if self.read_only else "") + ")"]
+        if self.degraded:
+            parts.append(f"degraded: {self.degraded}")
+        recovered = self.recovered or self.kv_get("recovered")
+        if recovered:
+            parts.append(f"recovered from damage: moved to {recovered['moved_to']} "
+                         f"({recovered['rows']})")
+        return "; ".join(parts)
 
 
-def open_store(path: str | Path | None) -> Store:
-    """Open the store at ``path`` (None or "": :func:`default_store_path`)."""
-    return Store(path or default_store_path())
+def open_store(path: str | Path | None, settings=None, *, background: bool = False) -> Store:
+    """Open the store at ``path`` (None or "": :func:`default_store_path`); never raises."""
+    return Store(path or default_store_path(), settings, background=background)

@@ -1,0 +1,122 @@
+"""A damaged store file: detect it at open, move it aside, salvage what can be read (BC-33).
+
+The check is ``PRAGMA quick_check`` bounded in time by a progress handler: a check that runs
+out of time counts as passed (the file opened; a damaged page found later only degrades the
+store, see :class:`hub.store.db.Store`). The salvage reads the outbox, journal and breaker
+events row by row, forwards and then backwards, so rows on both sides of a bad page are kept
+(the method of TerrariumPI #173: dump the readable rows into a new file).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+CHECK_BUDGET_S = 2.0
+"""Longest the start-up ``quick_check`` may run."""
+
+SALVAGED = {"outbox": "idempotency_key", "journal": "id", "breaker_events": "id"}
+"""Tables whose rows are copied from a damaged file, with their keys."""
+
+
+def is_damaged(path: str, budget_s: float = CHECK_BUDGET_S) -> str | None:
+    """Why the file at ``path`` is not a usable database, or None (also when it is missing,
+    empty, or locked: none of those is damage)."""
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=budget_s)
+    except sqlite3.Error as exc:
+        return None if "locked" in str(exc) or "unable to open" in str(exc) else str(exc)
+    end = time.monotonic() + budget_s
+    conn.set_progress_handler(lambda: int(time.monotonic() > end), 10000)
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.OperationalError as exc:
+        text = str(exc)
+        if "interrupted" in text or "locked" in text or "unable to open" in text:
+            return None
+        return text
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    finally:
+        conn.close()
+    return None if rows and rows[0][0] == "ok" else "; ".join(r[0] for r in rows[:3])
+
+
+def move_aside(path: str, now: float) -> str:
+    """Rename ``path`` and its ``-wal``/``-shm`` to ``<path>.corrupt-<YYYYmmdd-HHMMSS>``.
+
+    Returns the new name of the main file. Raises OSError when it cannot be renamed.
+    """
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    target = f"{path}.corrupt-{stamp}"
+    n = 1
+    while os.path.exists(target):
+        n += 1
+        target = f"{path}.corrupt-{stamp}-{n}"
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, target + suffix)
+    return target
+
+
+def _rows(conn: sqlite3.Connection, table: str, order: str) -> list[dict]:
+    out: list[dict] = []
+    try:
+        cur = conn.execute(f"SELECT * FROM {table} ORDER BY rowid {order}")
+        names = [d[0] for d in cur.description]
+        for row in cur:
+            out.append(dict(zip(names, row)))
+    except sqlite3.Error:
+        pass
+    return out
+
+
+def salvage(damaged: str) -> dict[str, tuple[list[dict], int | None]]:
+    """Readable rows of :data:`SALVAGED` in the damaged file: ``{table: (rows, count)}``,
+    ``count`` the table's row count when it can still be read, else None."""
+    out: dict[str, tuple[list[dict], int | None]] = {}
+    try:
+        conn = sqlite3.connect(f"file:{damaged}?mode=ro", uri=True)
+        conn.execute("PRAGMA writable_schema=ON")  # read past a schema check that fails
+    except sqlite3.Error:
+        return {t: ([], None) for t in SALVAGED}
+    try:
+        for table, key in SALVAGED.items():
+            rows = {r.get(key): r for r in _rows(conn, table, "ASC")}
+            for r in _rows(conn, table, "DESC"):
+                rows.setdefault(r.get(key), r)
+            try:
+                count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            except sqlite3.Error:
+                count = None
+            out[table] = (list(rows.values()), count)
+    finally:
+        conn.close()
+    return out
+
+
+def restore(conn: sqlite3.Connection, saved: dict) -> None:
+    """Insert salvaged rows into the fresh (current-schema) store open on ``conn``."""
+    for table, (rows, _count) in saved.items():
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        for row in rows:
+            row = {k: v for k, v in row.items() if k in have}
+            if not row:
+                continue
+            cols = ", ".join(row)
+            marks = ", ".join("?" for _ in row)
+            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})",
+                         list(row.values()))
+
+
+def summary(saved: dict) -> str:
+    """``outbox 3 saved, 0 lost; journal 120 saved, ? lost; ...`` for the one ERROR line."""
+    parts = []
+    for table, (rows, count) in saved.items():
+        lost = "?" if count is None else str(max(0, count - len(rows)))
+        parts.append(f"{table} {len(rows)} saved, {lost} lost")
+    return "; ".join(parts)

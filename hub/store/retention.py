@@ -1,0 +1,107 @@
+"""Retention of the store (case BC-32): journal days, cache cap, WAL checkpoint.
+
+:func:`prune` does one round; :func:`start_background` runs it in a daemon thread every
+``[store] maintenance_s``, so no turn ever waits for it (its writes are small batches, each
+its own short transaction, and a turn's write waits at most the busy timeout).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+log = logging.getLogger("hub.store.retention")
+
+BATCH = 200
+"""Rows deleted per transaction."""
+
+
+def _delete_batches(conn, sql: str, args: list) -> int:
+    total = 0
+    while True:
+        n = conn.execute(sql + f" LIMIT {BATCH})", args).rowcount
+        total += max(n, 0)
+        if n < BATCH:
+            return total
+
+
+def _write_uses(store, conn) -> None:
+    touched, store._touched = store._touched, {}
+    for (table, key), at in touched.items():
+        column = "id" if table == "fingerprints" else "key"
+        conn.execute(f"UPDATE {table} SET used_at = max(used_at, ?) WHERE {column} = ?",
+                     [at, key])
+
+
+def _evict(store, conn, cap: int) -> int:
+    """Delete least-recently-used cache rows until both caches hold at most ``cap`` bytes."""
+    excess = store.cache_bytes() - cap
+    evicted = 0
+    while excess > 0:
+        rows = conn.execute(
+            "SELECT 'fingerprints', id, size, used_at FROM fingerprints UNION ALL "
+            "SELECT 'responses', key, size, used_at FROM responses WHERE key NOT LIKE 'canned:%' "
+            f"ORDER BY used_at LIMIT {BATCH}").fetchall()
+        if not rows:
+            return evicted
+        conn.execute("BEGIN IMMEDIATE")
+        for table, key, size, _at in rows:
+            if excess <= 0:
+                break
+            if table == "fingerprints":
+                conn.execute("DELETE FROM fp_bands WHERE fp_id = ?", [key])
+                conn.execute("DELETE FROM fingerprints WHERE id = ?", [key])
+            else:
+                conn.execute("DELETE FROM responses WHERE key = ?", [key])
+            excess -= size or 0
+            evicted += 1
+        conn.execute("COMMIT")
+    return evicted
+
+
+def prune(store) -> dict:
+    """One round: record cache uses, drop journal rows, breaker events and finished outbox
+    rows older than ``journal_days``, evict caches above ``cache_mb``, give free pages back
+    (``incremental_vacuum``) and ``wal_checkpoint(TRUNCATE)``. Returns the counts; never
+    raises (a failure is the store's one log line)."""
+    cfg = store.settings
+    cutoff = store.clock() - cfg.journal_days * 86400
+
+    def work(db):
+        conn = db.conn
+        _write_uses(store, conn)
+        out = {
+            "journal": _delete_batches(conn, "DELETE FROM journal WHERE id IN (SELECT id FROM "
+                                       "journal WHERE at < ?", [cutoff]),
+            "breaker_events": _delete_batches(conn, "DELETE FROM breaker_events WHERE id IN "
+                                              "(SELECT id FROM breaker_events WHERE at < ?",
+                                              [cutoff]),
+            "outbox": _delete_batches(conn, "DELETE FROM outbox WHERE idempotency_key IN "
+                                      "(SELECT idempotency_key FROM outbox WHERE at < ? AND "
+                                      "status != 'pending'", [cutoff]),
+            "evicted": _evict(store, conn, int(cfg.cache_mb * 1024 * 1024)),
+        }
+        conn.execute("PRAGMA incremental_vacuum")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return out
+
+    store.flush_memory()
+    return store._run("prune", work, {}) or {}
+
+
+def start_background(store) -> threading.Thread:
+    """A daemon thread that runs :func:`prune` now and then every ``maintenance_s``."""
+    def loop():
+        while True:
+            try:
+                prune(store)
+            except Exception as exc:  # noqa: BLE001 - maintenance must never end the hub
+                log.warning("store: maintenance failed: %s", exc)
+            if store._stop.wait(store.settings.maintenance_s):
+                store.close()
+                return
+
+    store._stop = threading.Event()
+    thread = threading.Thread(target=loop, name="store-maintenance", daemon=True)
+    thread.start()
+    return thread
