@@ -63,3 +63,27 @@ def recording(kind: str, stem: str) -> Path:
 def available(kind: str, stems: list[str]) -> list[Path]:
     """The recordings among ``stems`` that exist here (all of them with the shared folder)."""
     return [p for p in (recording(kind, s) for s in stems) if p.is_file()]
+
+
+def spoken(text: str) -> Path:
+    """A recording of ``text``: the shared one (real, else generated) when there is one, else
+    speech synthesized once with the hub's own Piper voice (kept in the temp folder)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    if SHARED is not None:
+        for kind in ("real", "generated"):
+            path = SHARED / "audio" / kind / f"{text}.wav"
+            if path.is_file():
+                return path
+    if (SAMPLES / f"{text}.wav").is_file():
+        return SAMPLES / f"{text}.wav"
+    out = Path(tempfile.gettempdir()) / "hub-test-speech" / f"{text}.wav"
+    if not out.is_file():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        part = out.with_name(out.name + ".part.wav")
+        subprocess.run([sys.executable, "-m", "hub", "say", text, "--out", str(part)],
+                       check=True, capture_output=True, cwd=REPO)
+        part.replace(out)
+    return out

@@ -18,7 +18,7 @@ from hub.settings import StoreSettings
 from hub.store import schema
 from hub.store.db import Store
 
-from audio_helpers import SHARED
+from shared_data import spoken
 from fakes import make_hub
 
 WT = Path(__file__).resolve().parents[1]
@@ -298,7 +298,7 @@ def test_bc32_recently_used_answers_survive_eviction(tmp_path):
 def _wav(name: str) -> np.ndarray:
     from hub.bench.fingerprint import load_wav
 
-    return load_wav(next((SHARED / "audio").glob(f"*/{name}.wav")))
+    return load_wav(spoken(name))
 
 
 def test_a_variant_of_a_heard_command_is_its_intent_when_asr_fails(tmp_path):
