@@ -197,3 +197,28 @@ def test_ten_minute_stereo_file_stays_under_400_mb(tmp_path):
     frames, peak_kb = map(int, run.stdout.split())
     assert abs(frames - 600 * 16000) <= 2
     assert peak_kb / 1024 <= 400
+
+
+def test_llm_is_warmed_at_start_when_on_for_the_entry():
+    from types import SimpleNamespace
+
+    from hub.cli.replay import llm_warm
+    from hub.settings import LlmSettings
+
+    on = SimpleNamespace(settings=SimpleNamespace(llm=LlmSettings()))
+    off = SimpleNamespace(settings=SimpleNamespace(llm=LlmSettings(intents_on=(), answers_on=())))
+    assert llm_warm(on, "ask") == ["llm"] and llm_warm(off, "ask") == []
+
+
+def test_prompt_cache_is_ready_after_warming_and_not_before(tmp_path, monkeypatch):
+    from hub.llm.llama import make_llama_engine
+    from hub.settings import load_settings
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    settings = load_settings(str(REPO / "hub" / "data" / "home-en.toml"))
+    intents = ("HassTurnOn", "HassTurnOff")
+    cold = make_llama_engine(settings.llm, settings.home, intents, warm=False)
+    assert not cold.cache_ready()
+    cold.warm()
+    assert cold.cache_ready()
+    assert make_llama_engine(settings.llm, settings.home, intents, warm=False).cache_ready()
