@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 
 from hub.cli.summary import score_lines, summary_line
 from hub.core.replay import answer_names, expand_paths, make_hub, replay_file
-from hub.errors import BadInputError, HubError
+from hub.errors import BadInputError
 
 log = logging.getLogger("hub.cli.replay")
 
