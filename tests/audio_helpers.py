@@ -6,7 +6,6 @@ from the shipped ``samples/`` (see ``shared_data``).
 
 from __future__ import annotations
 
-import os
 import struct
 import subprocess
 import wave

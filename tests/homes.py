@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
-from pathlib import Path
 
 from hub.home import Home
 from hub.settings import HomeSettings, settings_from_dict
 
-from shared_data import SHARED, home_toml  # noqa: F401  (SHARED: for the tests that import it)
+from shared_data import home_toml
 
 
 def fixture_home(**changes) -> Home:

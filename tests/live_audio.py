@@ -8,7 +8,6 @@ Commands come from ``shared/audio/generated`` (else the shipped samples). Piper 
 from __future__ import annotations
 
 import functools
-import os
 import wave
 from pathlib import Path
 

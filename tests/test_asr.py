@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
-import os
 import subprocess
 import threading
 import wave

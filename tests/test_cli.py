@@ -36,7 +36,7 @@ def write_wav(path: Path, frames: bytes = b"", rate: int = 16000) -> Path:
 
 
 @pytest.mark.parametrize("command", ["replay", "ask", "say", "run", "doctor", "models",
-                                     "stats", "bench"])
+                                     "stats", "bench", "config"])
 def test_every_command_has_help(command):
     result = hub(command, "--help")
     assert result.returncode == 0 and "usage: hub " + command in result.stdout

@@ -8,6 +8,7 @@ import random
 import time
 
 import pytest
+from pydantic import ValidationError
 
 from hub.devices.link import backoff_delay
 from hub.devices.mqtt import MqttBackend, make_backend

@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from hub.intents.score import correct as _correct, expected, slots_equal  # noqa: F401
+from hub.intents.score import correct as _correct, expected
 from hub.bench.fingerprint import bench_fingerprint
 from hub.resilience.percentile import percentile
 

@@ -52,6 +52,22 @@ def _devices() -> list[str]:
             f"{int(d['default_samplerate'])} Hz)" for i, d in enumerate(sd.query_devices())]
 
 
+def _microphone(settings) -> str:
+    """Which input device ``[audio] input_device`` picks, or that it matches none."""
+    import sounddevice as sd
+
+    wanted = settings.audio.input_device
+    inputs = [d["name"] for d in sd.query_devices() if d["max_input_channels"] > 0]
+    if not wanted:
+        return "system default ([audio] input_device is empty)" + ("" if inputs else
+                                                                   "; no input device found")
+    match = [n for n in inputs if wanted.lower() in n.lower()]
+    if match:
+        return f"{match[0]} ([audio] input_device = {wanted!r})"
+    return (f"[audio] input_device = {wanted!r} matches no input device; inputs: "
+            f"{', '.join(inputs) or 'none'}")
+
+
 def _llm_line(settings) -> str:
     from pathlib import Path
 
@@ -123,6 +139,7 @@ def doctor_report(settings, store) -> dict:
         ("store", store.status()),
         _check("mqtt", lambda: _mqtt(settings)),
         _check("audio devices", _devices),
+        _check("microphone", lambda: _microphone(settings)),
         _check("load", hub.policy.factors),
     ])
     return report

@@ -30,11 +30,13 @@ examples:
   hub ask "turn on the kitchen light"               text instead of audio
   hub say "Hello there" --out hello.wav             synthesize speech
   hub doctor                                        what is installed, load and heat factors
+  hub config example > hub.toml                     every config key, commented
 
 exit codes: 0 ok (no_speech and degraded included), 1 internal error,
             2 unreadable/unsupported input or bad config, 3 network unreachable
             (models fetch), 4 audio device unavailable, 130 interrupted
-config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in defaults"""
+config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in defaults
+        (the sample home); the microphone is [audio] input_device (see `hub doctor`)"""
 
 
 def _common(p: argparse.ArgumentParser) -> None:

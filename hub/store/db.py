@@ -39,7 +39,8 @@ OPEN_TRIES_S = 15.0
 def default_store_path(config: str | Path | None = None) -> Path:
     """The store of this user: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub``) with
     the built-in config; with a config file, one store per file, keyed by its absolute path
-    (``hub-<file stem>-<8 hex>.db``), so two checkouts or homes never share caches."""
+    (``<file stem>-<8 hex>.db``, e.g. ``hub-1a2b3c4d.db``), so two checkouts or homes never
+    share caches."""
     import hashlib
 
     from hub.paths import state_dir
@@ -48,7 +49,7 @@ def default_store_path(config: str | Path | None = None) -> Path:
         return state_dir("hub.db")
     path = Path(config).expanduser().resolve()
     key = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return state_dir(f"hub-{path.stem}-{key}.db")
+    return state_dir(f"{path.stem}-{key}.db")
 
 
 def _remove(path: str) -> None:
