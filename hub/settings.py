@@ -112,6 +112,14 @@ class WakeSettings:
     """A built-in name (okay_nabu, hey_jarvis, hey_mycroft, alexa) or a ``.tflite`` path."""
     speech_timeout_s: float = 5.0
     """After the wake word, how long to wait for speech before listening for it again."""
+    stop_model: str = ""
+    """A second microWakeWord model (built-in name or path) that stops playback; empty: only the wake word interrupts."""
+    followup_s: float = 8.0
+    """After the hub asked a question, how long it listens for the answer without the wake word."""
+    echo_correlation: float = 0.7
+    """A detection while the hub speaks whose input envelope correlates this much with the played audio is its own echo (ignored)."""
+    tail_guard_s: float = 0.5
+    """How long after playback ends its echo may still reach the microphone (the echo check stays on)."""
 
 
 @dataclass(frozen=True)
@@ -290,7 +298,9 @@ def _check_home(home: HomeSettings) -> None:
 
 _LIMITS = {
     "audio.device_wait_s": (0, None), "asr.nbest": (1, 100), "asr.trailing_silence_ms": (50, None),
-    "asr.max_utterance_s": (0.5, None), "llm.threads": (0, 256), "llm.min_confidence": (0, 1),
+    "asr.max_utterance_s": (0.5, None), "wake.followup_s": (0, 120),
+    "wake.echo_correlation": (0, 1), "wake.tail_guard_s": (0, 10),
+    "llm.threads": (0, 256), "llm.min_confidence": (0, 1),
     "llm.max_tokens": (1, 4096), "llm.budget_s": (0.1, None), "tts.max_chars": (1, None),
     "tts.chunk_chars": (10, None), "resilience.deadline_s": (0.5, None),
     "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),

@@ -1,5 +1,5 @@
-"""``hub doctor`` (what is installed and the current load factors), ``hub stats`` (the journal)
-and the registration of ``hub run`` (the daemon, in :mod:`hub.service.daemon`)."""
+"""``hub doctor`` (what is installed, the audio devices, the current load factors) and
+``hub stats`` (the journal). ``hub run`` is registered in :mod:`hub.cli.run`."""
 
 from __future__ import annotations
 
@@ -10,16 +10,7 @@ import sys
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
-    """Register ``run``, ``doctor`` and ``stats``."""
-    p = sub.add_parser("run", help="listen on the microphone and answer (the daemon)",
-                       description="Listen for the wake word, then answer each utterance. "
-                       "Exits with 4 when no audio device can be opened.")
-    common(p)
-    inject(p)
-    store(p)
-    p.add_argument("--no-wake", action="store_true", help="treat every utterance as addressed")
-    p.set_defaults(func=_run_daemon)
-
+    """Register ``doctor`` and ``stats``."""
     p = sub.add_parser("doctor", help="check models, devices, store and load factors",
                        description="Report what this hub would use: ASR engine and models, "
                        "LLM, TTS voice, store, MQTT broker, audio devices, and the current "
@@ -49,12 +40,6 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return value
-
-
-def _run_daemon(args) -> int:
-    from hub.service.daemon import run_daemon
-
-    return run_daemon(args)
 
 
 def _found(module: str) -> bool:

@@ -26,13 +26,15 @@ def expand_paths(paths: list[str]) -> list[Path]:
     return out
 
 
-def make_hub(args, entry: str, *, speak: bool):
-    """Build the :class:`hub.core.hub.Hub` for a command's arguments."""
+def settings_for(args):
+    """The settings of a command: its config file with ``--engine`` and ``--no-llm`` applied.
+
+    Raises:
+        hub.errors.ConfigError: the config file is unreadable or wrong.
+    """
     import dataclasses
 
-    from hub.core.hub import Hub
     from hub.settings import load_settings
-    from hub.store.db import open_store
 
     settings = load_settings(args.config)
     if getattr(args, "engine", None):
@@ -41,6 +43,15 @@ def make_hub(args, entry: str, *, speak: bool):
     if getattr(args, "no_llm", False):
         settings = dataclasses.replace(
             settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
+    return settings
+
+
+def make_hub(args, entry: str, *, speak: bool):
+    """Build the :class:`hub.core.hub.Hub` for a command's arguments."""
+    from hub.core.hub import Hub
+    from hub.store.db import open_store
+
+    settings = settings_for(args)
     try:
         store = open_store(args.store or settings.store.path)
     except (HubError, OSError) as exc:
