@@ -88,6 +88,8 @@ class Feeder:
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._delay = np.zeros(round(delay_s * RATE), np.int16)
+        self.broken = False
+        """True once the FIFO's reader went away."""
         self.said_at: list[tuple[float, float]] = []
         """(start, end) monotonic times of each piece of audio queued with :meth:`say`."""
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -116,6 +118,12 @@ class Feeder:
         return (pending[:BLOCK] * self._gain).astype(np.int16)
 
     def _run(self) -> None:
+        try:
+            self._write()
+        except (BrokenPipeError, OSError):  # the server went away (device-loss tests)
+            self.broken = True
+
+    def _write(self) -> None:
         with open(self._fifo, "wb", buffering=0) as fifo:
             speech, pos, start = None, 0, time.monotonic()
             written = 0
