@@ -53,11 +53,21 @@ def _check(label: str, fn) -> tuple[str, object]:
         return label, f"unavailable: {exc}"
 
 
-def _devices() -> list[str]:
-    import sounddevice as sd
+def _microphone(settings) -> dict:
+    """The ``microphone`` part of the report: devices, the one ``hub run`` opens, the fix."""
+    from hub.audio.mic import probe_input
 
-    return [f"{i}: {d['name']} (in {d['max_input_channels']}, out {d['max_output_channels']}, "
-            f"{int(d['default_samplerate'])} Hz)" for i, d in enumerate(sd.query_devices())]
+    report = probe_input(settings.audio)
+    wanted = settings.audio.input_device or "system default"
+    out = {"input_device": f"{wanted} ([audio] input_device)",
+           "inputs": report.devices,
+           "hub run opens": report.chosen or "nothing"}
+    if report.accepted:
+        out["accepts"] = ", ".join(report.accepted)
+    if report.problem:
+        out["problem"] = report.problem
+        out["fix"] = report.fix
+    return out
 
 
 def _llm_line(settings) -> str:
@@ -112,14 +122,14 @@ def doctor_report(settings, store) -> dict:
         _check("tts voice", lambda: _voice_line(settings)),
         ("store", f"{store.path} (journal_mode {store.pragma('journal_mode')})"),
         _check("mqtt", lambda: _mqtt(settings)),
-        _check("audio devices", _devices),
+        ("microphone", _microphone(settings)),
         _check("load", hub.policy.factors),
     ])
     return report
 
 
 def run_doctor(args) -> int:
-    """Print the doctor report; 0 always (it reports, it does not judge)."""
+    """Print the doctor report; 4 when ``hub run`` could not open its microphone, else 0."""
     from hub.settings import config_path, load_settings
     from hub.store.db import open_store
 
@@ -127,12 +137,16 @@ def run_doctor(args) -> int:
     store = open_store(args.store or settings.store.path)
     report = {"config": str(config_path(args.config) or "built-in defaults"),
               **doctor_report(settings, store)}
+    code = 4 if "problem" in report["microphone"] else 0
     if args.json:
         print(json.dumps(report, indent=2, default=str))
-        return 0
-    for key, value in report.items():
-        _print_item(key, value, "")
-    return 0
+    else:
+        for key, value in report.items():
+            _print_item(key, value, "")
+    if code:
+        mic = report["microphone"]
+        print(f"hub: hub run would fail: {mic['problem']}; fix: {mic['fix']}", file=sys.stderr)
+    return code
 
 
 def _print_item(key: str, value, indent: str) -> None:

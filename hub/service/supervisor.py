@@ -167,8 +167,7 @@ class Supervisor:
             if block is None:
                 break
             endpointer = self._step(block, endpointer)
-        if self.capture.error is not None and not self._stopped.is_set():
-            log.error("%s", self.capture.error.message)
+        if self.capture.error is not None:  # the device never came back: hub exits with 4
             self._stopped.set()
 
     def _step(self, block, endpointer):
