@@ -5,6 +5,8 @@
     python scripts/bench_daemon.py barge-in [--rounds 5]   wake word 0.3 s into a 4 s answer:
                                                            end of wake word -> answer silent
     python scripts/bench_daemon.py echo [--answers 100]    own answers played back into the mic
+    python scripts/bench_daemon.py speech [--seconds 600]  speech without the wake word
+                                                           (shared/audio looped): wakes
 
 Each prints one JSON line. ``idle`` runs ``python -m hub run`` with the default config (the
 sample home, LLM on) as a child process; the others run the supervisor in this process
@@ -144,16 +146,45 @@ def echo(answers: int) -> dict:
             "echo_detections_ignored": sup.echoes_ignored}
 
 
+def speech(seconds: float) -> dict:
+    """Wake detections in ``seconds`` of speech without the wake word: the recordings of
+    ``$HUB_SHARED/audio/{generated,real}`` looped, 0.5 s apart, through the daemon's detector
+    in 50 ms blocks (as fast as it runs; the detector has no notion of wall time)."""
+    import numpy as np
+
+    from live_audio import shared_dir, silence
+    from hub.audio import load_wav
+    from hub.settings import WakeSettings
+    from hub.wake.detector import make_wake
+
+    clips = [load_wav(p).samples for folder in ("generated", "real")
+             for p in sorted((shared_dir() / "audio" / folder).glob("*.wav"))]
+    wake, gap = make_wake(WakeSettings()), silence(0.5)
+    fed, wakes, i = 0, 0, 0
+    while fed < seconds * 16000:
+        audio = np.concatenate([clips[i % len(clips)], gap])
+        for start in range(0, len(audio), 800):
+            if wake.process(audio[start:start + 800]):
+                wakes += 1
+                wake.reset()
+        fed += len(audio)
+        i += 1
+    return {"bench": "speech", "seconds": round(fed / 16000), "clips": len(clips),
+            "wakes": wakes}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("bench", choices=["idle", "barge-in", "echo"])
-    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("bench", choices=["idle", "barge-in", "echo", "speech"])
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="idle: 60 s of listening; speech: 600 s of audio")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--answers", type=int, default=100)
     args = parser.parse_args()
-    result = {"idle": lambda: idle(args.seconds), "barge-in": lambda: barge_in(args.rounds),
-              "echo": lambda: echo(args.answers)}[args.bench]()
+    result = {"idle": lambda: idle(args.seconds or 60.0), "barge-in": lambda: barge_in(args.rounds),
+              "echo": lambda: echo(args.answers),
+              "speech": lambda: speech(args.seconds or 600.0)}[args.bench]()
     print(json.dumps(result))
     return 0
 
