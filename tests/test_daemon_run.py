@@ -8,8 +8,10 @@ time and reads the trace lines from stdout.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import sqlite3
 import socket
 import threading
 import time
@@ -80,6 +82,11 @@ def test_start_turn_and_stop_cleanly(server, tmp_path, signum):
     assert code == (0 if signum == signal.SIGTERM else 130)
     assert any("state: stopping" in line for line in daemon.stderr)
     clean_stderr(daemon.stderr)
+    wal = tmp_path / "hub.db-wal"
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed at stop
+    with sqlite3.connect(tmp_path / "hub.db") as db:
+        (trace,) = db.execute("SELECT trace FROM journal").fetchone()
+    assert json.loads(trace)["intent"] == "HassLightSet"  # the turn is in the journal
 
 
 def test_sighup_reloads_home_and_a_new_entity_is_understood(server, tmp_path):
