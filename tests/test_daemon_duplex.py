@@ -41,9 +41,9 @@ def server(tmp_path_factory):
         sounddevice._terminate()
         sounddevice._initialize()
         yield env
-        sounddevice._terminate()
-        sounddevice._initialize()
     stop_server(env)
+    sounddevice._terminate()  # back to the environment the other tests run in
+    sounddevice._initialize()
 
 
 class StubHub:
