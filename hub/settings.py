@@ -127,6 +127,14 @@ class WakeSettings:
     """A built-in name (okay_nabu, hey_jarvis, hey_mycroft, alexa) or a ``.tflite`` path."""
     speech_timeout_s: Annotated[float, Field(gt=0)] = 5.0
     """After the wake word, how long to wait for speech before listening for it again."""
+    stop_model: str = ""
+    """A second microWakeWord model (built-in name or path) that stops playback; empty: only the wake word interrupts."""
+    followup_s: Annotated[float, Field(ge=0, le=120)] = 8.0
+    """After the hub asked a question, how long it listens for the answer without the wake word."""
+    echo_correlation: Annotated[float, Field(ge=0, le=1)] = 0.7
+    """A detection while the hub speaks whose input envelope correlates this much with the played audio is its own echo (ignored)."""
+    tail_guard_s: Annotated[float, Field(ge=0, le=10)] = 0.5
+    """How long after playback ends its echo may still reach the microphone (the echo check stays on)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)

@@ -104,6 +104,13 @@ class FakeSd:
             raise PortAudioError("Error querying device -1")
         return self.devices
 
+    def check_input_settings(self, *, device, samplerate, channels, dtype):
+        world = next(d for d in self.world if d["name"] == self.devices[device]["name"])
+        if samplerate not in world["rates"]:
+            raise PortAudioError("Invalid sample rate", -9997)
+        if channels not in world["chans"]:
+            raise PortAudioError("Invalid number of channels", -9998)
+
     def InputStream(self, *, device, samplerate, channels, dtype, blocksize):
         assert dtype == "int16"
         dev = self.devices[device]
@@ -225,8 +232,9 @@ def test_bc20a_device_never_appears_gives_device_unavailable_after_the_wait(capl
     with pytest.raises(DeviceUnavailableError) as err:
         open_mic(AudioSettings(input_device="USB PnP", device_wait_s=10), sd=sd,
                  sleep=sd.sleep)
-    assert err.value.message == ("no audio input device 'USB PnP': tried 16000, 48000, "
-                                 "44100 Hz (not found after 10 s)")
+    # it was never found, so no rate was tried and none is named
+    assert err.value.message == ("no audio input device 'USB PnP' (not found after 10 s; "
+                                 "`hub doctor` lists the devices)")
     assert sum(sd.sleeps) == 10 and len(sd.sleeps) == 5
     assert caplog.text.count("waiting for audio device") == 1
 
@@ -294,3 +302,28 @@ def test_device_name_is_a_case_insensitive_substring_exact_name_first(wanted, ch
     sd = FakeSd(world)
     with open_mic(AudioSettings(input_device=wanted), sd=sd, sleep=sd.sleep) as mic:
         assert mic.config.device == chosen
+
+
+# ---- hub doctor: the device hub run would open (probe_input) ----
+
+def test_bc19_doctor_names_the_device_and_the_settings_it_accepts():
+    from hub.audio.mic import probe_input
+
+    sd = FakeSd([device("HDMI", inputs=False), device(USB, rate=48000, channels=2)])
+    report = probe_input(AudioSettings(input_device="usb"), sd=sd)
+    assert report.chosen == USB and report.problem is None
+    assert report.accepted == ["48000 Hz/2 ch"]  # what BC-19's stub accepts, nothing else
+    assert report.devices == [f"1: {USB} (2 ch, 48000 Hz default)"]
+
+
+@pytest.mark.parametrize("world, name, problem", [
+    ([device("HDMI", inputs=False)], "", "no audio input devices found"),
+    ([device(USB)], "Blue Yeti", "no input device 'Blue Yeti'"),
+    ([device(USB, rates={96000})], "USB", f"'{USB}' accepts none of"),
+])
+def test_doctor_says_what_is_wrong_and_how_to_fix_it(world, name, problem):
+    from hub.audio.mic import probe_input
+
+    report = probe_input(AudioSettings(input_device=name), sd=FakeSd(world, raise_when_empty=False))
+    assert report.problem.startswith(problem) and report.fix
+    assert report.chosen is None or report.accepted == []

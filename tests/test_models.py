@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from hub.errors import ConfigError
-from hub.models import (EXIT_BAD_INPUT, EXIT_NETWORK, EXIT_OK, add_models_parser,
-                        installed_path, load_manifest, models_dir, run_models)
+from hub.cli.models import EXIT_BAD_INPUT, EXIT_NETWORK, EXIT_OK, add_models_parser, run_models
+from hub.models import installed_path, load_manifest, models_dir
 from hub.models.progress import Progress
 
 REPO = Path(__file__).resolve().parents[1]

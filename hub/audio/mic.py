@@ -148,7 +148,10 @@ def _reinitialise(sd) -> None:
 
 def _unavailable(name: str, tried: list[int], errors: list[str], waited: float):
     """The DeviceUnavailableError for a device that never opened (one line)."""
-    rates = ", ".join(str(r) for r in dict.fromkeys(tried or [TARGET_RATE, *FALLBACK_RATES]))
+    if not tried:  # never found: no rate was tried, so none is named
+        return DeviceUnavailableError(f"no audio input device {_label(name)} (not found after "
+                                      f"{waited:g} s; `hub doctor` lists the devices)", node="mic")
+    rates = ", ".join(str(r) for r in dict.fromkeys(tried))
     why = f"last error: {errors[-1]}" if errors else f"not found after {waited:g} s"
     return DeviceUnavailableError(f"no audio input device {_label(name)}: tried {rates} Hz "
                                   f"({why})", node="mic")
@@ -297,3 +300,72 @@ def open_mic(settings: AudioSettings, *, sd=None, wait_s: float | None = None,
     wait = settings.device_wait_s if wait_s is None else wait_s
     stream, config = _open_waiting(sd, settings.input_device, wait, sleep)
     return Mic(sd, settings.input_device, stream, config, wait, sleep)
+
+
+@dataclass(frozen=True)
+class InputReport:
+    """What ``hub run`` would open: for ``hub doctor``.
+
+    Attributes:
+        devices: every input device as ``"index: name (N ch, R Hz default)"``.
+        chosen: the name of the device ``hub run`` would open, or None.
+        accepted: ``"rate Hz/channels ch"`` settings the chosen device accepts, in the order
+            ``hub run`` tries them.
+        problem: what would make ``hub run`` fail, or None.
+        fix: how to fix ``problem`` (one line), or None.
+    """
+
+    devices: list[str]
+    chosen: str | None
+    accepted: list[str]
+    problem: str | None
+    fix: str | None
+
+
+def _accepted(sd, info: dict) -> list[str]:
+    """The (rate, channels) candidates the device accepts, without opening a stream."""
+    out = []
+    for rate, channels in _candidates(info):
+        try:
+            sd.check_input_settings(device=info["index"], samplerate=rate, channels=channels,
+                                    dtype="int16")
+            out.append(f"{rate} Hz/{channels} ch")
+        except (sd.PortAudioError, ValueError):
+            continue
+    return out
+
+
+def probe_input(settings: AudioSettings, *, sd=None) -> InputReport:
+    """Check the input device ``hub run`` would open, once, without waiting or opening it.
+
+    Args:
+        settings: the ``[audio]`` settings (``input_device``).
+        sd: the sounddevice module or a fake (tests).
+    """
+    name = settings.input_device
+    try:
+        sd = sd if sd is not None else _import_sounddevice()
+        devices = [dict(d, index=d.get("index", i)) for i, d in enumerate(sd.query_devices())]
+    except (DeviceUnavailableError, OSError) as exc:
+        return InputReport([], None, [], f"PortAudio unavailable: {exc}",
+                           "install libportaudio2 (Debian: apt install libportaudio2)")
+    except Exception as exc:  # noqa: BLE001 - PortAudioError of a broken audio setup
+        return InputReport([], None, [], f"cannot list audio devices: {exc}",
+                           "check the sound server is running (pactl info) or the ALSA card")
+    inputs = [d for d in devices if d.get("max_input_channels", 0) > 0]
+    listed = [f"{d['index']}: {d['name']} ({d['max_input_channels']} ch, "
+              f"{int(d.get('default_samplerate') or 0)} Hz default)" for d in inputs]
+    if not inputs:
+        return InputReport(listed, None, [], "no audio input devices found",
+                           "plug in a microphone; with PulseAudio/PipeWire check `pactl info` "
+                           "and that hub runs in the sound server's user session (user unit)")
+    info = _find_device(sd, name)
+    if info is None:
+        return InputReport(listed, None, [], f"no input device {_label(name)}",
+                           "set [audio] input_device to a part of one of the names listed")
+    accepted = _accepted(sd, info)
+    if not accepted:
+        return InputReport(listed, info["name"], [], f"{info['name']!r} accepts none of "
+                           f"{', '.join(f'{r} Hz/{c} ch' for r, c in _candidates(info))}",
+                           "pick its plughw: or pulse device so ALSA converts the format")
+    return InputReport(listed, info["name"], accepted, None, None)

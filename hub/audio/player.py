@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -68,9 +68,14 @@ class Player:
     def __init__(self, settings: AudioSettings, sd):
         self.settings = settings
         self.sd = sd
+        self._on_write: Callable[[bytes, int, int], None] | None = None
 
-    def play(self, chunks: Iterable[AudioChunk], cancel: threading.Event | None = None) -> float:
+    def play(self, chunks: Iterable[AudioChunk], cancel: threading.Event | None = None,
+             on_write: Callable[[bytes, int, int], None] | None = None) -> float:
         """Play ``chunks`` as they arrive; return the seconds of audio played.
+
+        ``on_write(pcm, rate, channels)`` is called after each block was handed to the device
+        (int16 interleaved bytes at the device's rate; the echo check of ``hub run`` uses it).
 
         The device is opened only once the first chunk exists, so no chunks means no device
         (BC-08). Stops between blocks of :data:`BLOCK_S` when ``cancel`` is set, and returns
@@ -86,6 +91,7 @@ class Player:
             if first is None:
                 return 0.0
             choice, stream = self._open(first.rate)
+            self._on_write = on_write
             return self._play_all(stream, choice, _chained(first, it), cancel)
         finally:
             it.close()
@@ -120,6 +126,8 @@ class Player:
             data = pcm[start:start + block]
             stream.write(data)
             written += len(data) // frame_bytes
+            if self._on_write is not None:
+                self._on_write(data, choice.rate, choice.channels)
         return written
 
     def _device(self) -> tuple[int | None, dict]:

@@ -1,23 +1,16 @@
-"""``hub doctor`` (what is installed and the current load factors) and the registration of ``hub run`` (the daemon, in :mod:`hub.service.daemon`)."""
+"""``hub doctor``: what is installed, the audio devices, the store, the current load factors.
+``hub run`` is registered in :mod:`hub.cli.run`, ``hub stats`` in :mod:`hub.cli.stats`."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import socket
+import sys
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
-    """Register ``run`` and ``doctor``."""
-    p = sub.add_parser("run", help="listen on the microphone and answer (the daemon)",
-                       description="Listen for the wake word, then answer each utterance. "
-                       "Exits with 4 when no audio device can be opened.")
-    common(p)
-    inject(p)
-    store(p)
-    p.add_argument("--no-wake", action="store_true", help="treat every utterance as addressed")
-    p.set_defaults(func=_run_daemon)
-
+    """Register ``doctor``."""
     p = sub.add_parser("doctor", help="check models, devices, store and load factors",
                        description="Report what this hub would use: ASR engine and models, "
                        "LLM, TTS voice, store, MQTT broker, audio devices, and the current "
@@ -26,12 +19,6 @@ def add_parsers(sub, *, common, inject, store) -> None:
     store(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=run_doctor)
-
-
-def _run_daemon(args) -> int:
-    from hub.service.daemon import run_daemon
-
-    return run_daemon(args)
 
 
 def _found(module: str) -> bool:
@@ -45,27 +32,21 @@ def _check(label: str, fn) -> tuple[str, object]:
         return label, f"unavailable: {exc}"
 
 
-def _devices() -> list[str]:
-    import sounddevice as sd
+def _microphone(settings) -> dict:
+    """The ``microphone`` part of the report: devices, the one ``hub run`` opens, the fix."""
+    from hub.audio.mic import probe_input
 
-    return [f"{i}: {d['name']} (in {d['max_input_channels']}, out {d['max_output_channels']}, "
-            f"{int(d['default_samplerate'])} Hz)" for i, d in enumerate(sd.query_devices())]
-
-
-def _microphone(settings) -> str:
-    """Which input device ``[audio] input_device`` picks, or that it matches none."""
-    import sounddevice as sd
-
-    wanted = settings.audio.input_device
-    inputs = [d["name"] for d in sd.query_devices() if d["max_input_channels"] > 0]
-    if not wanted:
-        return "system default ([audio] input_device is empty)" + ("" if inputs else
-                                                                   "; no input device found")
-    match = [n for n in inputs if wanted.lower() in n.lower()]
-    if match:
-        return f"{match[0]} ([audio] input_device = {wanted!r})"
-    return (f"[audio] input_device = {wanted!r} matches no input device; inputs: "
-            f"{', '.join(inputs) or 'none'}")
+    report = probe_input(settings.audio)
+    wanted = settings.audio.input_device or "system default"
+    out = {"input_device": f"{wanted} ([audio] input_device)",
+           "inputs": report.devices,
+           "hub run opens": report.chosen or "nothing"}
+    if report.accepted:
+        out["accepts"] = ", ".join(report.accepted)
+    if report.problem:
+        out["problem"] = report.problem
+        out["fix"] = report.fix
+    return out
 
 
 def _llm_line(settings) -> str:
@@ -138,15 +119,14 @@ def doctor_report(settings, store) -> dict:
         _check("tts voice", lambda: _voice_line(settings)),
         ("store", store.status()),
         _check("mqtt", lambda: _mqtt(settings)),
-        _check("audio devices", _devices),
-        _check("microphone", lambda: _microphone(settings)),
+        ("microphone", _microphone(settings)),
         _check("load", hub.policy.factors),
     ])
     return report
 
 
 def run_doctor(args) -> int:
-    """Print the doctor report; 0 always (it reports, it does not judge)."""
+    """Print the doctor report; 4 when ``hub run`` could not open its microphone, else 0."""
     from hub.settings import config_path, load_settings
     from hub.core.replay import store_location
     from hub.store.db import open_store
@@ -155,12 +135,16 @@ def run_doctor(args) -> int:
     store = open_store(store_location(args, settings), settings.store)
     report = {"config": str(config_path(args.config) or "built-in defaults"),
               **doctor_report(settings, store)}
+    code = 4 if "problem" in report["microphone"] else 0
     if args.json:
         print(json.dumps(report, indent=2, default=str))
-        return 0
-    for key, value in report.items():
-        _print_item(key, value, "")
-    return 0
+    else:
+        for key, value in report.items():
+            _print_item(key, value, "")
+    if code:
+        mic = report["microphone"]
+        print(f"hub: hub run would fail: {mic['problem']}; fix: {mic['fix']}", file=sys.stderr)
+    return code
 
 
 def _print_item(key: str, value, indent: str) -> None:

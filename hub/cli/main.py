@@ -62,15 +62,15 @@ def _store(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hub`` with all subcommands."""
-    from hub import models
     from hub.bench import suites as bench
-    from hub.cli import config, doctor as tools, replay, say as speak, stats, wyoming
+    from hub.cli import (config, doctor as tools, models, replay, run, say as speak, stats,
+                         wyoming)
 
     parser = argparse.ArgumentParser(prog="hub", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"hub {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (replay, speak, tools, stats, config, wyoming, bench):
+    for module in (replay, speak, run, tools, stats, config, wyoming, bench):
         module.add_parsers(sub, common=_common, inject=_inject, store=_store)
     models.add_models_parser(sub)
     return parser

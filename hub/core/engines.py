@@ -134,6 +134,16 @@ class Engines:
         if "tts" in names:
             self._hub.prerender()
 
+    def share(self, other: "Engines", names) -> list[str]:
+        """Take over the engines ``names`` that ``other`` has built (a reload keeps its models).
+
+        Returns the names taken over; ones ``other`` never built are built here on first use.
+        """
+        taken = [n for n in names if n in other._built and n in self._locks]
+        for name in taken:
+            self._built[name] = other._built[name]
+        return taken
+
     def loaded(self, name: str) -> bool:
         """True when ``name`` has been built."""
         return name in self._built

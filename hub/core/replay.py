@@ -59,13 +59,15 @@ def store_location(args, settings) -> str:
     return str(path)
 
 
-def make_hub(args, entry: str, *, speak: bool):
-    """Build the :class:`hub.core.hub.Hub` for a command's arguments."""
+def settings_for(args):
+    """The settings of a command: its config file with ``--engine`` and ``--no-llm`` applied.
+
+    Raises:
+        hub.errors.ConfigError: the config file is unreadable or wrong.
+    """
     import dataclasses
 
-    from hub.core.hub import Hub
     from hub.settings import load_settings
-    from hub.store.db import open_store
 
     settings = load_settings(args.config)
     if getattr(args, "engine", None):
@@ -74,6 +76,20 @@ def make_hub(args, entry: str, *, speak: bool):
     if getattr(args, "no_llm", False):
         settings = dataclasses.replace(
             settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
+    return settings
+
+
+def make_hub(args, entry: str, *, speak: bool):
+    """Build the :class:`hub.core.hub.Hub` for a command's arguments.
+
+    Raises:
+        hub.errors.ConfigError: the config file is unreadable or wrong.
+        BadInputError: a ``--store`` whose folder does not exist (see :func:`store_location`).
+    """
+    from hub.core.hub import Hub
+    from hub.store.db import open_store
+
+    settings = settings_for(args)
     store = open_store(store_location(args, settings), settings.store,
                        background=entry == "run")
     return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)

@@ -183,11 +183,3 @@ def run_models(args: argparse.Namespace, out: TextIO | None = None,
         code, message = EXIT_INTERRUPTED, "interrupted; run the same command again to resume"
     print(f"{where}: {message}", file=err)
     return code
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m hub.models ...``: the same commands without the rest of the hub's CLI."""
-    parser = argparse.ArgumentParser(prog="hub")
-    add_models_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["models", *(sys.argv[1:] if argv is None else argv)])
-    return run_models(args)

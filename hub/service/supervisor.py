@@ -1,0 +1,249 @@
+"""The daemon's supervisor: one state enum, one owner per resource, an ordered shutdown.
+
+Threads, each with one job (style.md 4):
+
+- capture (:class:`hub.service.capture.Capture`): the only thread touching the input stream;
+- listener (:meth:`Supervisor._listen`): wake word, stop word and endpointing on every block,
+  all the time, also while the hub answers (full duplex: barge-in);
+- turn worker (:meth:`Supervisor._turns`): one turn at a time through the hub, then waits
+  for the answer to be played before follow-up listening may open;
+- speaker (:class:`hub.service.speaker.Speaker`): playback, cancellable;
+- watchdog (:class:`hub.service.watchdog.Watchdog`): ``WATCHDOG=1`` at half of
+  ``$WATCHDOG_USEC`` while capture and listener beat.
+
+The main thread only handles signals (:func:`hub.service.daemon.run_daemon`): SIGTERM and
+SIGINT call :meth:`Supervisor.stop`, SIGHUP :meth:`Supervisor.swap_hub`.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from hub.service.notify import notify
+
+log = logging.getLogger("hub.service.supervisor")
+
+RATE = 16000
+"""Sample rate of the blocks the listener gets (Hz)."""
+JOIN_S = 2.0
+"""How long a stop waits for each thread."""
+
+
+class State(enum.Enum):
+    """What the daemon is doing; shown in systemd's STATUS= and the log."""
+
+    STARTING = "starting"
+    LISTENING = "listening"
+    CAPTURING = "capturing"
+    ANSWERING = "answering"
+    WAITING_FOR_DEVICE = "waiting for device"
+    STOPPING = "stopping"
+
+
+class Supervisor:
+    """Runs the daemon's threads around one :class:`hub.core.hub.Hub`.
+
+    Args:
+        hub: the orchestrator; replaced by :meth:`swap_hub` on reload.
+        capture: the microphone owner (not started yet).
+        speaker: the playback owner; it is the hub's conversation player.
+        wake: the wake word detector (``process(block) -> bool``, ``reset()``), or None to
+            take every utterance the VAD hears.
+        make_endpointer: ``make_endpointer(start_timeout_s)`` -> an Endpointer.
+        gate: the echo check (:class:`hub.service.echo.EchoGate`).
+        stop_word: a second detector that only stops playback, or None.
+        device: the configured input device's label, for STATUS lines.
+        out: where trace lines go (stdout).
+    """
+
+    def __init__(self, hub, capture, speaker, wake, make_endpointer: Callable, gate, *,
+                 stop_word=None, device: str = "default", out=None):
+        self.hub, self.capture, self.speaker, self.wake = hub, capture, speaker, wake
+        self.gate, self.stop_word, self.device = gate, stop_word, device
+        self._make_endpointer = make_endpointer
+        self._out = out if out is not None else sys.stdout
+        self._state = State.STARTING
+        self._state_lock = threading.Lock()
+        self._utterances: queue.Queue = queue.Queue()
+        self._followup = threading.Event()
+        self._stopped = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.beat = time.monotonic()
+        """Monotonic time the listener last processed a block or idled."""
+        self.turns = 0
+        """Turns answered so far."""
+        self.echoes_ignored = 0
+        """Wake/stop detections judged to be the hub's own echo."""
+        self.barge_ins = 0
+        """Answers cut off by the wake word or the stop word."""
+
+    # -- state -------------------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        """The current :class:`State`."""
+        return self._state
+
+    def set_state(self, state: State) -> None:
+        """Enter ``state``: logged and sent to systemd as ``STATUS=``."""
+        with self._state_lock:
+            if state is self._state or self._state is State.STOPPING:
+                return
+            self._state = state
+        detail = f" {self.device}…" if state is State.WAITING_FOR_DEVICE else ""
+        log.info("state: %s%s", state.value, detail)
+        notify(f"STATUS={'waiting for audio device' if detail else state.value}{detail}")
+
+    def on_waiting(self, waiting: bool) -> None:
+        """Capture's callback: the device is missing (True) or delivering again (False)."""
+        if waiting:
+            self.set_state(State.WAITING_FOR_DEVICE)
+        elif self._state is State.WAITING_FOR_DEVICE:
+            self.set_state(State.ANSWERING if self.speaker.playing else State.LISTENING)
+
+    def on_open(self) -> None:
+        """Capture's callback: the microphone opened for the first time (READY=1)."""
+        self.set_state(State.LISTENING)
+        notify("READY=1")
+
+    # -- start and stop ----------------------------------------------------------------------
+    def start(self) -> None:
+        """Start capture, listener and turn worker; READY=1 once the microphone is open."""
+        self.capture.start()
+        for target, name in ((self._listen, "hub-listen"), (self._turns, "hub-turns")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Wait until the daemon ended by itself (capture gave up); True when it did."""
+        return self._stopped.wait(timeout_s)
+
+    def stop(self) -> bool:
+        """Ordered shutdown: playback, capture, listener, turn worker; True when all joined.
+
+        A turn in progress gets its deadline to finish (an action is never cut in half).
+        """
+        with self._state_lock:
+            self._state = State.STOPPING
+        notify("STOPPING=1\nSTATUS=stopping")
+        log.info("state: stopping")
+        self._stopped.set()
+        self.speaker.cancel()
+        clean = self.capture.stop(JOIN_S)
+        self._utterances.put(None)
+        deadline_s = self.hub.settings.resilience.deadline_s
+        for thread in self._threads:
+            thread.join(deadline_s + JOIN_S if thread.name == "hub-turns" else JOIN_S)
+            clean = clean and not thread.is_alive()
+        self.speaker.cancel()
+        clean = self.speaker.wait(JOIN_S) and clean
+        return clean
+
+    def swap_hub(self, hub) -> None:
+        """Use ``hub`` from the next turn on (SIGHUP reload); the turn in progress keeps its own."""
+        hub.conversation().player = self.speaker
+        self.hub = hub
+
+    # -- the listener ------------------------------------------------------------------------
+    def _listen(self) -> None:
+        endpointer = None
+        listening_for_wake = self.wake is not None
+        if not listening_for_wake:
+            endpointer = self._make_endpointer(None)
+        while True:
+            try:
+                block = self.capture.blocks.get(timeout=0.5)
+            except queue.Empty:
+                self.beat = time.monotonic()
+                continue
+            self.beat = time.monotonic()
+            if block is None:
+                break
+            endpointer = self._step(block, endpointer)
+        if self.capture.error is not None:  # the device never came back: hub exits with 4
+            self._stopped.set()
+
+    def _step(self, block, endpointer):
+        """One block through the listener; returns the endpointer now open (or None)."""
+        self.gate.heard(block)
+        if endpointer is None and self._followup.is_set():
+            self._followup.clear()
+            log.info("follow-up: listening %g s without the wake word",
+                     self.hub.settings.wake.followup_s)
+            self.set_state(State.CAPTURING)
+            endpointer = self._make_endpointer(self.hub.settings.wake.followup_s)
+        if endpointer is not None:
+            if self._detected(block, only_stop=True):
+                return endpointer
+            if not endpointer.push(block):
+                return endpointer
+            self._utterance(endpointer)
+            return None if self.wake is not None else self._make_endpointer(None)
+        if self._detected(block, only_stop=False):
+            self.set_state(State.CAPTURING)
+            return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
+        return None
+
+    def _detected(self, block, *, only_stop: bool) -> bool:
+        """Run the wake (unless ``only_stop``) and stop detectors; True when a detection that
+        is not echo should open a new utterance. Barge-in: any real detection stops playback."""
+        woke = (not only_stop and self.wake is not None and self.wake.process(block))
+        stopped = self.stop_word is not None and self.speaker.playing \
+            and self.stop_word.process(block)
+        if not (woke or stopped):
+            return False
+        for detector in (self.wake, self.stop_word):
+            if detector is not None:
+                detector.reset()
+        if self.gate.is_echo():
+            self.echoes_ignored += 1
+            log.info("wake/stop word in the hub's own playback ignored (%d so far)",
+                     self.echoes_ignored)
+            return False
+        if self.speaker.cancel():
+            self.barge_ins += 1
+            log.info("barge-in: playback stopped by the %s", "wake word" if woke else "stop word")
+        return woke
+
+    def _utterance(self, endpointer) -> None:
+        audio = endpointer.audio()
+        if audio.size:
+            log.info("utterance of %.2f s", audio.size / RATE)
+            self.set_state(State.ANSWERING)
+            self._utterances.put(audio)
+        else:
+            log.info("no speech; waiting for the wake word")
+            self.set_state(State.ANSWERING if self.speaker.playing else State.LISTENING)
+
+    # -- the turn worker ---------------------------------------------------------------------
+    def _turns(self) -> None:
+        while (samples := self._utterances.get()) is not None:
+            hub = self.hub
+            self.speaker.start_turn()
+            result = None
+            try:
+                result = hub.answer_audio(samples, file=None)
+            except Exception as exc:  # noqa: BLE001 - one failed turn must not end the daemon
+                log.error("turn failed: %s: %s", type(exc).__name__, exc)
+            finally:
+                self.speaker.finish(result.pcm if result else None,
+                                    result.rate if result else None)
+            if result is not None:
+                self.turns += 1
+                self._out.write(json.dumps(result.trace, ensure_ascii=False) + "\n")
+                self._out.flush()
+            self.speaker.wait()  # follow-up opens only after the last block was handed over
+            if self._stopped.is_set():
+                continue
+            if result is not None and hub.conversation().awaiting_confirmation \
+                    and hub.settings.wake.followup_s > 0:
+                self._followup.set()
+            if self._utterances.empty():
+                self.set_state(State.LISTENING)

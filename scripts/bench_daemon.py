@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Daemon benchmarks on a real PulseAudio server of their own (scripts/start-test-audio.sh).
+
+    python scripts/bench_daemon.py idle [--seconds 60]     idle RSS and CPU-seconds per minute
+    python scripts/bench_daemon.py barge-in [--rounds 5]   wake word 0.3 s into a 4 s answer:
+                                                           end of wake word -> answer silent
+    python scripts/bench_daemon.py echo [--answers 100]    own answers played back into the mic
+    python scripts/bench_daemon.py speech [--seconds 600]  speech without the wake word
+                                                           (shared/audio looped): wakes
+
+Each prints one JSON line. ``idle`` runs ``python -m hub run`` with the default config (the
+sample home, LLM on) as a child process; the others run the supervisor in this process
+with a stub turn, as tests/test_daemon_duplex.py does. Set HUB_SHARED to the shared folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+
+def idle(seconds: float) -> dict:
+    """RSS (MB) and CPU-seconds per minute of ``hub run`` listening to silence."""
+    import psutil
+
+    from daemon_live import Daemon, Feeder, start_server, stop_server, write_config
+
+    folder = Path(tempfile.mkdtemp(prefix="hub-bench-"))
+    env = start_server(folder / "pulse")
+    daemon = Daemon(write_config(folder / "hub.toml"), env, folder / "hub.db")
+    feeder = None
+    try:
+        if not daemon.wait_log("state: listening", 180):
+            raise SystemExit("hub run did not start: " + "\n".join(daemon.stderr[-10:]))
+        feeder = Feeder(env["HUB_TEST_MIC_FIFO"])
+        proc = psutil.Process(daemon.proc.pid)
+        time.sleep(5)
+        cpu0, t0 = sum(proc.cpu_times()[:2]), time.monotonic()
+        time.sleep(seconds)
+        cpu = sum(proc.cpu_times()[:2]) - cpu0
+        elapsed = time.monotonic() - t0
+        mem = proc.memory_full_info()
+        return {"bench": "idle", "seconds": round(elapsed, 1),
+                "cpu_s_per_min": round(cpu / elapsed * 60, 2),
+                "rss_mb": round(mem.rss / 2**20), "uss_mb": round(mem.uss / 2**20),
+                "pss_mb": round(mem.pss / 2**20), "threads": proc.num_threads()}
+    finally:
+        daemon.stop()
+        if feeder is not None:
+            feeder.close()
+        stop_server(env)
+
+
+def _in_process(folder: Path):
+    """A server of its own, sounddevice re-initialised to see it; returns its environment."""
+    import os
+
+    from daemon_live import start_server
+
+    env = start_server(folder)
+    os.environ.update(env)
+    import sounddevice
+
+    sounddevice._terminate()
+    sounddevice._initialize()
+    return env
+
+
+def barge_in(rounds: int) -> dict:
+    """Per round: ms from the end of the wake word (fed 0.3 s into the answer) to the last
+    loud block of the answer at the sink monitor."""
+    from daemon_live import Feeder, Recorder, stop_server
+    from test_daemon_duplex import LONG_ANSWER, StubHub, Lines, supervisor_for, wait_for, wake_and
+    from live_audio import generated_commands, read_wav, synth
+    from hub.settings import Settings
+
+    env = _in_process(Path(tempfile.mkdtemp(prefix="hub-bench-")))
+    latencies = []
+    wake_s = len(synth("okay nabu")) / 16000
+    command = read_wav(generated_commands()[0])
+    try:
+        for _ in range(rounds):
+            hub = StubHub([LONG_ANSWER, "Done."], Settings())
+            recorder, feeder = Recorder(env), Feeder(env["HUB_TEST_MIC_FIFO"])
+            sup = supervisor_for(hub, env, Lines())
+            sup.start()
+            feeder.say(wake_and(command))
+            wait_for(lambda: len(hub.turns) == 1, 30)
+            wait_for(lambda: recorder.loud_times(hub.turns[0][0]), 10)
+            time.sleep(0.3)
+            feeder.say(wake_and(command))
+            wait_for(lambda: len(hub.turns) == 2, 30)
+            sup.stop()
+            feeder.close()
+            recorder.close()
+            wake_end = feeder.said_at[1][0] + wake_s
+            loud = [t for t in recorder.loud_times(0) if t < hub.turns[1][0]]
+            latencies.append(round((loud[-1] - wake_end) * 1000))
+    finally:
+        stop_server(env)
+    return {"bench": "barge-in", "rounds": rounds, "stop_after_wake_end_ms": latencies,
+            "max_ms": max(latencies)}
+
+
+ANSWERS = ["It is {h}:{m:02d} {ap}.", "The timer for {h} minutes is done.",
+           "Turned on the Kitchen Light.", "The temperature is {m} degrees.",
+           "Today is Tuesday, December {h}.", "Sorry, I did not understand that.",
+           "The Office Light is off.", "Set the brightness to {m} percent."]
+
+
+def echo(answers: int) -> dict:
+    """Own answers played into the null sink while its monitor feeds the mic (gain 0.5,
+    60 ms): wakes acted on (must be 0), and detections the echo check ignored."""
+    from daemon_live import Feeder, Recorder, stop_server
+    from test_daemon_duplex import StubHub, Lines, supervisor_for
+    from live_audio import synth
+    from hub.audio.pcm import AudioChunk
+    from hub.settings import Settings
+
+    env = _in_process(Path(tempfile.mkdtemp(prefix="hub-bench-")))
+    hub = StubHub(["Done."], Settings())
+    recorder = Recorder(env)
+    feeder = Feeder(env["HUB_TEST_MIC_FIFO"], echo=recorder)
+    sup = supervisor_for(hub, env, Lines())
+    sup.start()
+    try:
+        for i in range(answers):
+            text = ANSWERS[i % len(ANSWERS)].format(h=1 + i % 12, m=(i * 7) % 60,
+                                                     ap="AM" if i % 2 else "PM")
+            sup.speaker.say(AudioChunk(pcm=synth(text).tobytes(), rate=16000, text=text))
+            sup.speaker.wait(30)
+            time.sleep(0.6)
+    finally:
+        sup.stop()
+        feeder.close()
+        recorder.close()
+        stop_server(env)
+    return {"bench": "echo", "answers": answers, "wakes_acted": len(hub.turns),
+            "echo_detections_ignored": sup.echoes_ignored}
+
+
+def speech(seconds: float) -> dict:
+    """Wake detections in ``seconds`` of speech without the wake word: the recordings of
+    ``$HUB_SHARED/audio/{generated,real}`` looped, 0.5 s apart, through the daemon's detector
+    in 50 ms blocks (as fast as it runs; the detector has no notion of wall time)."""
+    import numpy as np
+
+    from live_audio import shared_dir, silence
+    from hub.audio import load_wav
+    from hub.settings import WakeSettings
+    from hub.wake.detector import make_wake
+
+    clips = [load_wav(p).samples for folder in ("generated", "real")
+             for p in sorted((shared_dir() / "audio" / folder).glob("*.wav"))]
+    wake, gap = make_wake(WakeSettings()), silence(0.5)
+    fed, wakes, i = 0, 0, 0
+    while fed < seconds * 16000:
+        audio = np.concatenate([clips[i % len(clips)], gap])
+        for start in range(0, len(audio), 800):
+            if wake.process(audio[start:start + 800]):
+                wakes += 1
+                wake.reset()
+        fed += len(audio)
+        i += 1
+    return {"bench": "speech", "seconds": round(fed / 16000), "clips": len(clips),
+            "wakes": wakes}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bench", choices=["idle", "barge-in", "echo", "speech"])
+    parser.add_argument("--seconds", type=float, default=None,
+                        help="idle: 60 s of listening; speech: 600 s of audio")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--answers", type=int, default=100)
+    args = parser.parse_args()
+    result = {"idle": lambda: idle(args.seconds or 60.0), "barge-in": lambda: barge_in(args.rounds),
+              "echo": lambda: echo(args.answers),
+              "speech": lambda: speech(args.seconds or 600.0)}[args.bench]()
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
