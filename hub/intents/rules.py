@@ -33,48 +33,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hub.errors import ConfigError
+from hub.intents import catalog
 from hub.paths import DATA_DIR
 from hub.home import Home, TargetMatch
 from hub.settings import IntentSettings
 
 SENTENCES_DIR = DATA_DIR / "sentences"
 
-SUPPORTED_INTENTS = frozenset({
-    "HassTurnOn", "HassTurnOff", "HassLightSet", "HassGetState", "HassGetWeather",
-    "HassClimateGetTemperature", "HassGetCurrentTime", "HassGetCurrentDate", "HassNevermind",
-    "HassStartTimer", "HassCancelTimer", "HassCancelAllTimers", "HassPauseTimer",
-    "HassUnpauseTimer", "HassTimerStatus", "HassIncreaseTimer", "HassDecreaseTimer",
-    "HassListAddItem", "HassShoppingListAddItem", "HassMediaNext", "HassMediaPrevious",
-    "HassMediaPause", "HassMediaUnpause", "HassSetVolume", "HassSetPosition",
-})
-"""Intents the actor handles (the others in home-assistant-intents are not loaded)."""
+SUPPORTED_INTENTS = catalog.names()
+"""Intents the actor handles (the catalog's; the others in home-assistant-intents are not loaded)."""
 
-# Domains an intent may act on; empty: no entity target (timers, time, date).
-INTENT_DOMAINS = {
-    "HassTurnOn": ("light", "switch", "fan", "cover", "lock", "media_player", "script", "scene",
-                   "input_boolean", "climate", "valve"),
-    "HassLightSet": ("light",), "HassGetState": (), "HassGetWeather": ("weather",),
-    "HassClimateGetTemperature": ("climate",), "HassListAddItem": ("todo",),
-    "HassShoppingListAddItem": ("todo",), "HassSetVolume": ("media_player",),
-    "HassSetPosition": ("cover", "valve"),
-    **{n: ("media_player",) for n in ("HassMediaNext", "HassMediaPrevious", "HassMediaPause",
-                                      "HassMediaUnpause")},
-}
-INTENT_DOMAINS["HassTurnOff"] = INTENT_DOMAINS["HassTurnOn"]
-
+# Domains an intent may act on, for intents with an entity target; empty: any domain.
+INTENT_DOMAINS = {s.name: s.domains for s in catalog.intents()
+                  if s.domains or ("name" in s.slots and not s.timer)}
 # Intents where the satellite's area is only a preference (Home Assistant's media handlers).
-PREFERENCE_INTENTS = frozenset({"HassMediaNext", "HassMediaPrevious", "HassMediaPause",
-                                "HassMediaUnpause", "HassSetVolume", "HassClimateGetTemperature",
-                                "HassGetWeather", "HassShoppingListAddItem"})
-TIMER_INTENTS = frozenset({"HassStartTimer", "HassCancelTimer", "HassCancelAllTimers",
-                           "HassPauseTimer", "HassUnpauseTimer", "HassTimerStatus",
-                           "HassIncreaseTimer", "HassDecreaseTimer"})
+PREFERENCE_INTENTS = catalog.preference_intents()
+TIMER_INTENTS = catalog.timer_intents()
 _ALL_RESPONSES = frozenset({"light_all", "fan_all"})
 _EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
                         re.IGNORECASE)
 _CUSTOM = "hub_custom_sentence"
 # home-assistant-intents' "domain" of an intent -> the home domain it needs.
-_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": "assist_satellite"}
+_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}  # the hub speaks
 
 
 @dataclass(frozen=True)
@@ -300,7 +280,7 @@ def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
     """Keep supported intents the home's domains can use, and their usable blocks.
 
     Blocks that name domains (``slots.domain`` / ``requires_context.domain``) none of which the
-    home has are dropped, and so are the delayed-command timer blocks (response ``command``).
+    home has are dropped.
     """
     intents = {}
     for name, intent in data["intents"].items():
@@ -316,8 +296,6 @@ def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
 
 def _block_usable(block: dict, domains: frozenset) -> bool:
     """True when a sentence block can address something in a home with ``domains``."""
-    if block.get("response") == "command":
-        return False
     wanted: set = set()
     for source in (block.get("slots") or {}, block.get("requires_context") or {}):
         value = source.get("domain")
