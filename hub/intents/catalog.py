@@ -117,8 +117,37 @@ def preference_intents() -> frozenset[str]:
 
 
 def device_intents() -> frozenset[str]:
-    """Intents that change an entity (side effects on a domain): they need a target."""
-    return frozenset(n for n, s in _load().items() if s.side_effects and s.domains)
+    """Intents that change a device (side effects on a domain other than lists).
+
+    The LLM guard acts on them only when the transcript names their target.
+    """
+    return frozenset(n for n, s in _load().items()
+                     if s.side_effects and s.domains and "todo" not in s.domains)
+
+
+_DURATION = ("hours", "minutes", "seconds")
+
+
+def llm_intents() -> tuple[str, ...]:
+    """Every catalog intent, in file order (what the LLM may propose by default)."""
+    return tuple(_load())
+
+
+def llm_hints() -> dict[str, str]:
+    """Intent -> its one-line hint for the LLM's system prompt."""
+    return {n: s.hint or n for n, s in _load().items()}
+
+
+def llm_slots() -> dict[str, tuple[str, ...]]:
+    """Intent -> the slots the LLM may fill: timers take only a duration (a timer's
+    ``name`` is not an entity), ``duration_s`` and the delayed command are the rules' own.
+    """
+    out = {}
+    for name, spec in _load().items():
+        slots = _DURATION if spec.timer and set(_DURATION) & set(spec.slots) else (
+            () if spec.timer else spec.slots)
+        out[name] = tuple(s for s in slots if s not in ("duration_s", "conversation_command"))
+    return out
 
 
 def usable_in(domains: Collection[str]) -> tuple[str, ...]:
