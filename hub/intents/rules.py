@@ -90,6 +90,7 @@ class Rules:
         from hassil import Intents
 
         self.home = home
+        self._settings = settings
         data = _load_sentences(home, settings.custom_sentences)
         try:
             self._intents = Intents.from_dict(data)
@@ -99,6 +100,9 @@ class Rules:
         except Exception as exc:  # hassil raises plain exceptions on template syntax
             raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
         self._lists = _slot_lists(home)
+        self._fuzzy = None
+        if settings.fuzzy:
+            _ = self.fuzzy  # starts loading the fuzzy matcher in the background
         self.load_s = time.perf_counter() - start
         """Seconds spent loading and parsing the sentences."""
 
@@ -147,6 +151,24 @@ class Rules:
             if match is not None:
                 return match
         return None
+
+    @property
+    def fuzzy(self):
+        """The fuzzy matcher (:class:`hub.intents.fuzzy.Fuzzy`) of this home, made on first use."""
+        if self._fuzzy is None:
+            from hub.intents.fuzzy import Fuzzy
+
+            self._fuzzy = Fuzzy(self.home)
+        return self._fuzzy
+
+    def recognize_more(self, text: str, area: str | None = None) -> list[IntentMatch]:
+        """When :meth:`recognize` found nothing: several commands in ``text`` (each a strict
+        match), else the fuzzy matcher's reading (when ``[intents] fuzzy``); [] when neither
+        (see :mod:`hub.intents.multi`).
+        """
+        from hub.intents.multi import more_matches
+
+        return more_matches(self, text, area, fuzzy=self._settings.fuzzy)
 
     def intent_names(self) -> tuple[str, ...]:
         """The handled intents this home can use (sorted), e.g. for the LLM whitelist."""
@@ -215,6 +237,9 @@ def _slots(entities, intent: str) -> dict:
             if not entity.value or intent in PREFERENCE_INTENTS:
                 continue
         slots[entity.name] = _plain(entity.value)
+    if slots.get("media_class") and isinstance(slots.get("search_query"), str):
+        # "play the Queen album": "the" belongs to the media class, not to the title
+        slots["search_query"] = re.sub(r"^the\s+", "", slots["search_query"], flags=re.I)
     if intent in TIMER_INTENTS and any(k in slots for k in ("hours", "minutes", "seconds")):
         slots["duration_s"] = duration_s(slots)
     return slots
