@@ -53,6 +53,8 @@ _ALL_RESPONSES = frozenset({"light_all", "fan_all"})
 _EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
                         re.IGNORECASE)
 _CUSTOM = "hub_custom_sentence"
+# Attributes never asked about by name (HassGetState's ``attribute`` slot list skips them).
+_HIDDEN_ATTRIBUTES = frozenset({"unit_of_measurement", "device_class", "friendly_name"})
 # home-assistant-intents' "domain" of an intent -> the home domain it needs.
 _NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}  # the hub speaks
 
@@ -270,14 +272,18 @@ def _has_exclusion(text: str, result) -> bool:
 
 
 def _slot_lists(home: Home) -> dict:
-    """hassil slot lists ``name`` (with domain context), ``area`` and ``floor``."""
+    """hassil slot lists ``name`` (with domain context), ``attribute`` (the home's attribute
+    names, spoken with spaces), ``area`` and ``floor``."""
     from hassil.expression import TextChunk
     from hassil.intents import TextSlotList, TextSlotValue
 
     names = TextSlotList(name="name", values=[
         TextSlotValue(TextChunk(e.name), e.name, {"domain": e.domain}) for e in home.entities])
+    attributes = sorted({k for e in home.entities for k in e.attributes} - _HIDDEN_ATTRIBUTES)
     return {
         "name": names,
+        "attribute": TextSlotList(name="attribute", values=[
+            TextSlotValue(TextChunk(k.replace("_", " ")), k) for k in attributes]),
         "area": TextSlotList.from_strings(home.areas, allow_template=False, name="area"),
         "floor": TextSlotList.from_strings(home.floors, allow_template=False, name="floor"),
     }
