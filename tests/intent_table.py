@@ -1,6 +1,6 @@
 """Table-style intent tests: a sentence people say -> intent, slots, response, action.
 
-One home for every handler table: the shared fixture home plus a fan, a vacuum, a lawn mower
+One home for every handler table: the shipped home (``hub/data/home-en.toml``) plus a fan, a vacuum, a lawn mower
 and a second to-do list (``Chores``, holding "dishes" and "laundry"). The rules are built once
 per session; every row gets a fresh home state, timers and actor, so rows never see each other.
 """
@@ -15,9 +15,8 @@ from hub.act import Actor
 from hub.act.timers import Timers
 from hub.home import Home
 from hub.intents.rules import Rules
+from hub.paths import DATA_DIR
 from hub.settings import IntentSettings, settings_from_dict
-
-from homes import SHARED
 
 NOW = 1735733100.0
 """2025-01-01 12:05:00 UTC: the wall clock of every row."""
@@ -32,7 +31,7 @@ EXTRA = [
 
 def table_home() -> Home:
     """A fresh home (fixture home + :data:`EXTRA`), all states as configured."""
-    data = tomllib.loads((SHARED / "fixtures" / "home-en.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads((DATA_DIR / "home-en.toml").read_text(encoding="utf-8"))
     data["home"]["entities"] = [*data["home"]["entities"], *EXTRA]
     return Home.from_settings(settings_from_dict(data).home)
 
@@ -43,9 +42,11 @@ def rules() -> Rules:
     return Rules(table_home(), IntentSettings())
 
 
-def run(text: str, timers: Timers | None = None, home: Home | None = None):
-    """``(matches, outcomes, home)`` for ``text`` on a fresh home (or the given one)."""
-    home = home or table_home()
+def run(text: str, timers: Timers | None = None, states: dict | None = None):
+    """``(matches, outcomes, home)`` for ``text`` on a fresh home (``states`` set first)."""
+    home = table_home()
+    for name, state in (states or {}).items():
+        home.set_state(name, state)
     engine = rules()
     match = engine.recognize(text)
     matches = [match] if match else engine.recognize_more(text)
@@ -56,13 +57,13 @@ def run(text: str, timers: Timers | None = None, home: Home | None = None):
 
 
 def check_row(text: str, intent: str, slots: dict, response: str, action=None,
-              timers: Timers | None = None):
+              timers: Timers | None = None, states: dict | None = None):
     """Assert one table row: the intent, the slots it names, the response and the action.
 
     ``action``: ``(entity, service)`` of the first action, or None for no action at all.
     Returns the home after the turn (for state checks).
     """
-    matches, outcomes, home = run(text, timers)
+    matches, outcomes, home = run(text, timers, states)
     assert matches, f"{text!r}: no match"
     assert matches[0].intent == intent, f"{text!r}: {matches[0].intent}"
     for key, value in slots.items():

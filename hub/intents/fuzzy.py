@@ -8,7 +8,8 @@ or no action. We reject more on top, never guessing:
 - any frame whose intent is not in the intent catalog or that this home cannot use;
 - a sentence with an exclusion ("all the lights except the kitchen", case BC-22), which the
   matcher may read as a plain command;
-- a frame naming an entity, area or floor the home does not have.
+- a frame naming an entity, area or floor the home does not have;
+- a frame whose first word is unexplained (an action verb the matcher does not know).
 
 Several commands in one sentence ("turn on the kitchen light and turn off the bed light")
 come back as several frames, in the order said. Slot values become the home's canonical
@@ -76,6 +77,14 @@ def _vocabulary() -> dict:
     return vocabulary
 
 
+def _unknown_verb(frame) -> bool:
+    """True when the first word of the frame's segment is unexplained: the action word is
+    one the matcher does not know ("subtract 5 minutes ..." read as a new timer)."""
+    start = frame.segment[0]
+    unexplained = {*frame.unexplained_important_tokens, *frame.unexplained_unimportant_tokens}
+    return start in unexplained
+
+
 class Fuzzy:
     """gazetteer-matcher over the home; it starts loading in a background thread at once
     (about 0.7 s on a 2-core machine) and the first :meth:`frames` call waits for it.
@@ -124,7 +133,7 @@ class Fuzzy:
         frames = []
         for frame in result.frames:
             slots = self._canonical(frame.slots)
-            if frame.intent not in self._usable or slots is None:
+            if frame.intent not in self._usable or slots is None or _unknown_verb(frame):
                 return None
             frames.append((frame.intent, slots, frame.response_key or ""))
         return frames
