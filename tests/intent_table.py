@@ -68,7 +68,7 @@ def check_row(text: str, intent: str, slots: dict, response: str, action=None,
     assert matches[0].intent == intent, f"{text!r}: {matches[0].intent}"
     for key, value in slots.items():
         assert matches[0].slots.get(key) == value, f"{text!r}: {matches[0].slots}"
-    assert outcomes[0].response == response
+    assert outcomes[0].response == response, f"{text!r}: {outcomes[0].response!r}"
     actions = [(a["entity"], a["service"]) for a in outcomes[0].actions]
     assert (actions[0] if actions else None) == action, f"{text!r}: {actions}"
     return home
