@@ -43,10 +43,14 @@ def rules() -> Rules:
 
 
 def run(text: str, timers: Timers | None = None, states: dict | None = None):
-    """``(matches, outcomes, home)`` for ``text`` on a fresh home (``states`` set first)."""
+    """``(matches, outcomes, home)`` for ``text`` on a fresh home.
+
+    ``states``: ``{entity: state}`` or ``{entity: (state, {attribute: value})}`` set first.
+    """
     home = table_home()
     for name, state in (states or {}).items():
-        home.set_state(name, state)
+        state, attrs = state if isinstance(state, tuple) else (state, {})
+        home.set_state(name, state, **attrs)
     engine = rules()
     match = engine.recognize(text)
     matches = [match] if match else engine.recognize_more(text)
