@@ -14,6 +14,8 @@ compared with the test's intent and slots:
 - intent + slots right: also every slot the test names has the test's value (text compared
   case-insensitively, numbers numerically; entity and area slots as names).
 
+A test's ``context: area`` becomes ``[home] satellite_area`` (one hub process per area).
+
 Prints one line per intent and the totals; ``--failures N`` lists N wrong sentences.
 Exit 0 when scored, 2 when DIR has no fixtures or no tests.
 """
@@ -100,6 +102,8 @@ def _toml_value(value) -> str:
 def home_toml(home: dict) -> str:
     """The ``[home]`` table as a TOML document (arrays of tables per kind)."""
     lines = ["[home]", 'language = "en"']
+    if home.get("satellite_area"):
+        lines.append(f"satellite_area = {_toml_value(home['satellite_area'])}")
     for kind in ("floors", "areas", "entities"):
         for table in home[kind]:
             lines.append(f"[[home.{kind}]]")
@@ -107,8 +111,8 @@ def home_toml(home: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_cases(folder: Path) -> list[tuple[str, str, dict, str]]:
-    """``(file, sentence, expected intent, expected slots)`` of every test file."""
+def load_cases(folder: Path) -> list[tuple[str, str, str, dict, str]]:
+    """``(file, sentence, expected intent, expected slots, context area)`` of every test."""
     cases = []
     for path in sorted(folder.rglob("*.yaml")):
         if path.name.startswith("_"):
@@ -116,9 +120,11 @@ def load_cases(folder: Path) -> list[tuple[str, str, dict, str]]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         for test in data.get("tests", []) or []:
             intent = test.get("intent") or {}
+            area = ((intent.get("context") or {}).get("area")
+                    or (test.get("context") or {}).get("area") or "")
             for sentence in test.get("sentences", []):
                 cases.append((path.name, sentence, intent.get("name", ""),
-                              intent.get("slots") or {}))
+                              intent.get("slots") or {}, area if isinstance(area, str) else ""))
     return cases
 
 
@@ -172,18 +178,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"score_ha_tests: {args.folder}: no _fixtures.yaml or no tests", file=sys.stderr)
         return 2
     home = home_from_fixtures(yaml.safe_load(fixtures_path.read_text(encoding="utf-8")))
-    with tempfile.TemporaryDirectory() as tmp:
-        config = Path(tmp) / "hub.toml"
-        config.write_text(home_toml(home), encoding="utf-8")
-        results = run_hub(config, [c[1] for c in cases])
-    return report(cases, results, args)
+    return report(cases, run_by_area(home, cases), args)
+
+
+def run_by_area(home: dict, cases: list) -> list[dict]:
+    """Results in case order: one hub process per satellite area (the tests' context area)."""
+    results: list = [None] * len(cases)
+    areas = {a["name"] for a in home["areas"]}
+    for area in sorted({c[4] for c in cases}):
+        index = [i for i, c in enumerate(cases) if c[4] == area]
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "hub.toml"
+            config.write_text(home_toml({**home, "satellite_area": area if area in areas
+                                         else ""}), encoding="utf-8")
+            for i, result in zip(index, run_hub(config, [cases[i][1] for i in index])):
+                results[i] = result
+    return results
 
 
 def report(cases, results, args) -> int:
     """Print the score table (and failures)."""
     per = defaultdict(lambda: [0, 0, 0])
     failures = []
-    for (file, sentence, intent, slots), result in zip(cases, results):
+    for (file, sentence, intent, slots, _area), result in zip(cases, results):
         row = per[intent]
         row[0] += 1
         ok_intent = result.get("intent") == intent
