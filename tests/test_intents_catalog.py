@@ -99,3 +99,13 @@ def test_drift_is_caught(monkeypatch):
     monkeypatch.setattr(guard, "DEVICE_INTENTS", guard.DEVICE_INTENTS | {"HassMakeCoffee"})
     with pytest.raises(AssertionError, match="HassMakeCoffee"):
         test_the_lists_built_from_the_catalog_name_only_catalog_intents()
+
+
+def test_an_action_whose_template_fails_still_says_it_was_done(monkeypatch):
+    from hub.act import responses
+
+    from intent_table import run
+
+    monkeypatch.setattr(responses, "_compiled", lambda text: None)  # every template broken
+    (_,), (outcome,), home = run("turn on the kitchen light")
+    assert (outcome.response, home.state("Kitchen Light")) == ("Done", "on")

@@ -45,6 +45,9 @@ def handler_of(reference: str):
 HANDLERS = {spec.name: handler_of(spec.handler) for spec in catalog.intents()}
 """Intent name -> handler ``(Context, IntentMatch) -> Outcome``, built from the catalog."""
 
+DONE = "Done"
+"""Said when an action was carried out but its response template rendered nothing."""
+
 _REMEMBERED = 4096  # idempotency keys kept (oldest forgotten first)
 
 
@@ -85,9 +88,12 @@ class Actor:
         if handler is None:
             return Outcome(error_text("not_handled"), ok=False)
         try:
-            return handler(self._context, match)
+            outcome = handler(self._context, match)
         except TimerError as exc:
             return Outcome(error_text(exc.key), ok=False)
+        if outcome.actions and not outcome.response.strip():  # a template that failed to render
+            return replace(outcome, response=DONE)
+        return outcome
 
 
 def _keyed(outcome: Outcome, key: str) -> Outcome:
