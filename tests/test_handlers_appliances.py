@@ -94,3 +94,13 @@ def test_lawn_mower(text, intent, response, service, state):
     home = check_row(text, intent, {}, response, ("Mowbie", service),
                      states={"Mowbie": "mowing" if state == "docked" else "docked"})
     assert home.state("Mowbie") == state
+
+
+@pytest.mark.parametrize("text, mode", [
+    ("set the ecobee fan mode to auto", "auto"), ("set the fan mode to low", "low"),
+    ("set fan mode to on", "on"), ("put the ecobee fan on auto", "auto"),
+    ("set the ecobee fan to high", "high")])
+def test_climate_set_fan_mode(text, mode):
+    home = check_row(text, "HassClimateSetFanMode", {"fan_mode": mode}, f"Fan mode set to {mode}",
+                     ("EcoBee", "set_fan_mode"))
+    assert home.attributes("EcoBee")["fan_mode"] == mode
