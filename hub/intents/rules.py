@@ -103,8 +103,11 @@ class Rules:
             raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
         self._lists = _slot_lists(home)
         self._fuzzy = None
-        if settings.fuzzy:
-            _ = self.fuzzy  # starts loading the fuzzy matcher in the background
+        if settings.fuzzy:  # loaded now, at start, so no turn waits for it (about 0.5 s)
+            from hub.intents.fuzzy import Fuzzy
+
+            self._fuzzy = Fuzzy(home, background=False)
+            self._fuzzy.load()
         self.load_s = time.perf_counter() - start
         """Seconds spent loading and parsing the sentences."""
 
