@@ -137,3 +137,12 @@ def test_timer_commands_without_a_timer_say_so_and_do_nothing():
     (match,), (outcome,), _ = run("pause the timer", Timers(clock=Clock()))
     assert (outcome.response, outcome.actions, outcome.ok) == (
         "Sorry, I couldn't find that timer", (), False)
+
+
+@pytest.mark.parametrize("text", ["banana helicopter in 5 minutes", "in 10 minutes sing a song"])
+def test_a_delayed_command_the_rules_do_not_know_starts_no_timer(text):
+    timers = Timers(clock=Clock())
+    matches, outcomes, _ = run(text, timers)
+    assert all(m.intent != "HassStartTimer" or "conversation_command" not in m.slots
+               for m in matches)
+    assert timers.status() == []

@@ -128,7 +128,11 @@ class Rules:
         for result in results:
             if not _is_custom(result) and _has_exclusion(text, result):
                 continue
-            return self._to_match(text, result)
+            match = self._to_match(text, result)
+            command = match.slots.get("conversation_command")
+            if command and self.recognize(str(command), area) is None:
+                continue  # a delayed command must itself be a command the rules know
+            return match
         return None
 
     def rank(self, alternatives: Sequence[str],
