@@ -62,7 +62,7 @@ def test_delayed_command_starts_a_timer_carrying_the_command(text, command, seco
                                               "duration_s": seconds},
                      response, ("timer-1", "start"), timers=timers)
     (info,) = timers.status()
-    assert (info.command, info.total_seconds_left) == (command, seconds)
+    assert (info.command, info.total_seconds_left) == ({"text": command, "area": ""}, seconds)
     assert home.state("Kitchen Light") == "off" and home.state("TV") == "playing"  # not yet
 
 

@@ -6,7 +6,8 @@ device); commands find their timer by ``name``, ``area`` and ``start_hours``/``s
 
 A delayed command ("turn off the lights in 1 hour": HassStartTimer with response ``command``
 and the slot ``conversation_command``) starts a timer that carries the command text
-(:meth:`hub.act.timers.Timers.start` ``command=``); whoever handles finished timers runs it.
+(:meth:`hub.act.timers.Timers.start` ``command={"text", "area"}``); whoever handles finished
+timers runs ``text`` as a turn in that area.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     spoken = (int(h or 0), int(m or 0), int(s or 0)) if (h or m or s) else None
     area = match.slots.get("area") or ctx.home.satellite_area
     name = str(match.slots.get("name", "") or "")
-    if command:
-        info = ctx.timers.start(seconds, name, area, spoken, command=command)
+    if command:  # a delayed command: {"text", "area"}, run as a turn when the time is up
+        info = ctx.timers.start(seconds, name, area, spoken,
+                                command={"text": command, "area": area or ""})
     else:
         info = ctx.timers.start(seconds, name, area, spoken)
     slots = match.slots if spoken else {**match.slots, **_hms(seconds)}
