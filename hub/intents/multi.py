@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from hub.intents import catalog
-from hub.intents.rules import IntentMatch, duration_s, resolve_targets
+from hub.intents.rules import INTENT_DOMAINS, IntentMatch, duration_s, resolve_targets
 
 CONJUNCTION = re.compile(r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+and\s+|"
                          r"\s+then\s+|\s+after\s+that\s+)\s*", re.IGNORECASE)
@@ -55,7 +55,8 @@ def _split(text, cuts, recognize, budget) -> list[IntentMatch] | None:
 
 
 def fuzzy_matches(fuzzy, home, text: str, area: str | None) -> list[IntentMatch]:
-    """The fuzzy matcher's commands for ``text`` as IntentMatches (``source="fuzzy"``); [] none."""
+    """The fuzzy matcher's commands for ``text`` as IntentMatches (``source="fuzzy"``); [] none,
+    and [] when any targeted command resolves to no entity of the home."""
     frames = fuzzy.frames(text, area) or []
     matches = []
     for intent, slots, key in frames:
@@ -63,6 +64,8 @@ def fuzzy_matches(fuzzy, home, text: str, area: str | None) -> list[IntentMatch]
                                                      ("hours", "minutes", "seconds")):
             slots = {**slots, "duration_s": duration_s(slots)}
         targets = resolve_targets(home, intent, slots, key)
+        if intent in INTENT_DOMAINS and not targets.ok:
+            return []  # a loose reading that reaches nothing in the home is not trusted
         matches.append(IntentMatch(intent=intent, slots=slots, text=text, source="fuzzy",
                                    entities=targets.entities, response=key))
     return matches
