@@ -76,7 +76,7 @@ class IntentSettings:
     custom_sentences: tuple[str, ...] = ()
     """Extra hassil sentence files or folders (YAML), the user's own."""
     fuzzy: bool = True
-    """Allow hassil's fuzzy matching as a second pass."""
+    """Run the fuzzy matcher (gazetteer-matcher) after strict hassil, before the LLM."""
 
 
 @dataclass(frozen=True, config=_CONFIG)

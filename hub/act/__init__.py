@@ -1,12 +1,13 @@
 """Act: carry out a recognized intent on the in-process home and timers, exactly once.
 
-:class:`Actor` dispatches an :class:`~hub.intents.rules.IntentMatch` to its handler (one per Home
-Assistant intent, in :mod:`hub.act.devices`, :mod:`hub.act.queries`, :mod:`hub.act.timing`),
-which changes the :class:`~hub.home.Home` state store or the :class:`~hub.act.timers.Timers` and
-returns the response text (Home Assistant's English templates, :mod:`hub.act.responses`) with the
-actions it took. Each action is ``{"entity", "domain", "service", "data", "idempotency_key"}``
-in Home Assistant's service names (``light.turn_on`` is domain ``light``, service
-``turn_on``); the MQTT outbox publishes these later.
+:class:`Actor` dispatches an :class:`~hub.intents.rules.IntentMatch` to its handler, named per
+intent in the intent catalog (:mod:`hub.intents.catalog`, ``handler = "module:function"`` in
+:mod:`hub.act`), which changes the :class:`~hub.home.Home` state store or the
+:class:`~hub.act.timers.Timers` and returns the response text (Home Assistant's English
+templates, :mod:`hub.act.responses`) with the actions it took. Each action is
+``{"entity", "domain", "service", "data", "idempotency_key"}`` in Home Assistant's service
+names (``light.turn_on`` is domain ``light``, service ``turn_on``); the MQTT outbox
+publishes these later.
 
 Expected failures (unknown entity, no area, no timer) never raise: they give
 ``Outcome(ok=False)`` with Home Assistant's error text (``Sorry, I am not aware of any device
@@ -15,22 +16,37 @@ called X``) or a clarification question (``Which area do you mean?``), and no ac
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import replace
 
-from hub.act import devices, queries, timing
 from hub.act.common import Context, Outcome
-from hub.home import Home
-from hub.intents.rules import IntentMatch
 from hub.act.responses import error_text
 from hub.act.timers import TimerError, Timers
+from hub.home import Home
+from hub.intents import catalog
+from hub.intents.rules import IntentMatch
 
-__all__ = ["Actor", "Outcome", "HANDLERS"]
+__all__ = ["Actor", "Outcome", "HANDLERS", "handler_of"]
 
-HANDLERS = {**devices.HANDLERS, **queries.HANDLERS, **timing.HANDLERS}
-"""Intent name -> handler ``(Context, IntentMatch) -> Outcome``."""
+
+def handler_of(reference: str):
+    """The handler function for a catalog ``"module:function"`` reference in :mod:`hub.act`.
+
+    Raises:
+        ImportError / AttributeError: the catalog names a handler that does not exist.
+    """
+    module, function = reference.split(":", 1)
+    return getattr(importlib.import_module(f"hub.act.{module}"), function)
+
+
+HANDLERS = {spec.name: handler_of(spec.handler) for spec in catalog.intents()}
+"""Intent name -> handler ``(Context, IntentMatch) -> Outcome``, built from the catalog."""
+
+DONE = "Done"
+"""Said when an action was carried out but its response template rendered nothing."""
 
 _REMEMBERED = 4096  # idempotency keys kept (oldest forgotten first)
 
@@ -72,9 +88,12 @@ class Actor:
         if handler is None:
             return Outcome(error_text("not_handled"), ok=False)
         try:
-            return handler(self._context, match)
+            outcome = handler(self._context, match)
         except TimerError as exc:
             return Outcome(error_text(exc.key), ok=False)
+        if outcome.actions and not outcome.response.strip():  # a template that failed to render
+            return replace(outcome, response=DONE)
+        return outcome
 
 
 def _keyed(outcome: Outcome, key: str) -> Outcome:

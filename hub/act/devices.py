@@ -1,4 +1,4 @@
-"""Handlers that change devices: turn on/off, light settings, media, covers, to-do lists.
+"""Handlers that switch and set devices: turn on/off, light settings, covers, media keys.
 
 State changes mirror what Home Assistant's services leave behind (``cover.open_cover`` ->
 ``open``, ``lock.unlock`` -> ``unlocked``, ``media_player.media_pause`` -> ``paused``).
@@ -6,9 +6,9 @@ State changes mirror what Home Assistant's services leave behind (``cover.open_c
 
 from __future__ import annotations
 
-from hub.act.common import Context, Outcome, action, failed, targets_of
+from hub.act.common import Context, Outcome, action, failed, refuse, reply, targets_of
+from hub.act.responses import has_template
 from hub.intents.rules import IntentMatch
-from hub.act.responses import error_text, simple, template, turned
 
 # domain -> (service, new state) for HassTurnOn (True) and HassTurnOff (False).
 _SWITCH = {
@@ -17,9 +17,12 @@ _SWITCH = {
     "lock": {True: ("lock", "locked"), False: ("unlock", "unlocked")},
     "script": {True: ("turn_on", None), False: ("turn_off", None)},
     "scene": {True: ("turn_on", "scene")},
+    "button": {True: ("press", None)}, "input_button": {True: ("press", None)},
+    "vacuum": {True: ("start", "cleaning"), False: ("return_to_base", "returning")},
+    "lawn_mower": {True: ("start_mowing", "mowing"), False: ("dock", "docked")},
 }
 _ON_OFF = ("light", "switch", "fan", "media_player", "input_boolean", "climate")
-_NAMED_KEYS = ("cover", "lock", "scene", "script", "valve")  # response key = domain
+_NAMED_KEYS = ("cover", "lock", "scene", "script", "valve", "button")  # response key = domain
 
 
 def _switch(ctx: Context, name: str, on: bool) -> dict | None:
@@ -40,13 +43,12 @@ def _switch(ctx: Context, name: str, on: bool) -> dict | None:
 
 def _turn_key(match: IntentMatch, domain: str) -> str:
     """The response key: the sentence's, else derived from the slots like HA's blocks."""
-    if match.response and template(match.intent, match.response):
+    if match.response and has_template(match.intent, match.response):
         return match.response
+    domain = "button" if domain == "input_button" else domain
     if match.slots.get("device_class"):
         return "cover_device_class"
-    if match.slots.get("name"):
-        return domain if domain in _NAMED_KEYS else "default"
-    if domain == "light":
+    if not match.slots.get("name") and domain == "light":
         return "lights_area" if match.slots.get("area") else "light_all"
     return domain if domain in _NAMED_KEYS else "default"
 
@@ -58,11 +60,19 @@ def turn(ctx: Context, match: IntentMatch, on: bool) -> Outcome:
         return failed(targets)
     actions = tuple(a for a in (_switch(ctx, n, on) for n in targets.entities) if a)
     if not actions:
-        return Outcome(error_text("feature_not_supported"), ok=False)
-    domain = actions[0]["domain"]
-    key = _turn_key(match, domain)
-    text = turned(on, domain) if key == "default" else simple(match.intent, key, match.slots)
-    return Outcome(text, actions)
+        return refuse("feature_not_supported")
+    key = _turn_key(match, actions[0]["domain"])
+    return Outcome(reply(ctx, match, key, actions[0]["entity"]), actions)
+
+
+def turn_on(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassTurnOn."""
+    return turn(ctx, match, True)
+
+
+def turn_off(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassTurnOff."""
+    return turn(ctx, match, False)
 
 
 def light_set(ctx: Context, match: IntentMatch) -> Outcome:
@@ -72,12 +82,12 @@ def light_set(ctx: Context, match: IntentMatch) -> Outcome:
         return failed(targets)
     feature = "brightness" if "brightness" in match.slots else "color"
     if feature not in match.slots:
-        return Outcome(error_text("nothing_to_do"), ok=False)
+        return refuse("nothing_to_do")
     names = [n for n in targets.entities if feature in ctx.home.entity(n).features]
     if not names:
-        return Outcome(error_text("feature_not_supported"), ok=False)
+        return refuse("feature_not_supported")
     actions = tuple(_light(ctx, n, feature, match.slots[feature]) for n in names)
-    return Outcome(simple(match.intent, feature, match.slots), actions)
+    return Outcome(reply(ctx, match, feature, names[0]), actions)
 
 
 def _light(ctx: Context, name: str, feature: str, value) -> dict:
@@ -109,25 +119,12 @@ def media(ctx: Context, match: IntentMatch) -> Outcome:
     if not match.slots.get("name"):
         names = [n for n in names if ctx.home.state(n) in wanted]
         if not names:
-            return Outcome(error_text("entity_wrong_state", state=wanted[0]), ok=False)
+            return refuse("entity_wrong_state", state=wanted[0])
     for name in names:
         if state:
             ctx.home.set_state(name, state)
     actions = tuple(action(n, "media_player", service) for n in names)
-    return Outcome(simple(match.intent, "default", match.slots), actions)
-
-
-def set_volume(ctx: Context, match: IntentMatch) -> Outcome:
-    """HassSetVolume: ``volume`` percent -> ``volume_level`` 0..1."""
-    targets = targets_of(ctx, match)
-    if not targets.ok:
-        return failed(targets)
-    level = max(0, min(100, int(match.slots.get("volume", 0)))) / 100
-    actions = []
-    for name in targets.entities:
-        ctx.home.set_state(name, ctx.home.state(name), volume_level=level)
-        actions.append(action(name, "media_player", "volume_set", volume_level=level))
-    return Outcome(simple(match.intent, "default", match.slots), tuple(actions))
+    return Outcome(reply(ctx, match, "default", names[0]), actions)
 
 
 def set_position(ctx: Context, match: IntentMatch) -> Outcome:
@@ -143,37 +140,4 @@ def set_position(ctx: Context, match: IntentMatch) -> Outcome:
         actions.append(action(name, domain, f"set_{domain}_position", position=position))
     key = match.response or ("cover_device_class" if match.slots.get("device_class")
                              else "default")
-    return Outcome(simple(match.intent, key, match.slots), tuple(actions))
-
-
-def add_item(ctx: Context, match: IntentMatch) -> Outcome:
-    """HassListAddItem / HassShoppingListAddItem: append ``item`` to a to-do list."""
-    item = str(match.slots.get("item", "")).strip()
-    if not item:
-        return Outcome(error_text("nothing_to_do"), ok=False)
-    targets = targets_of(ctx, match)
-    if not targets.ok:
-        return failed(targets)
-    name = _shopping_list(ctx, targets.entities)
-    items = list(ctx.home.attributes(name).get("items", [])) + [item]
-    ctx.home.set_state(name, str(len(items)), items=items)
-    return Outcome(simple(match.intent, "item_added", {**match.slots, "item": item}),
-                   (action(name, "todo", "add_item", item=item),))
-
-
-def _shopping_list(ctx: Context, names) -> str:
-    """The list to use: the only one, else one called like "shopping", else the first."""
-    shopping = [n for n in names if "shopping" in n.casefold()]
-    return (shopping or list(names))[0]
-
-
-HANDLERS = {
-    "HassTurnOn": lambda ctx, m: turn(ctx, m, True),
-    "HassTurnOff": lambda ctx, m: turn(ctx, m, False),
-    "HassLightSet": light_set,
-    **{name: media for name in _MEDIA},
-    "HassSetVolume": set_volume,
-    "HassSetPosition": set_position,
-    "HassListAddItem": add_item,
-    "HassShoppingListAddItem": add_item,
-}
+    return Outcome(reply(ctx, match, key, targets.entities[0]), tuple(actions))

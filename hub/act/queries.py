@@ -1,11 +1,16 @@
-"""Handlers that answer questions from the home's state: state, weather, temperature, time."""
+"""Handlers that answer from the home's state and the clock: state, weather, time, date.
+
+Facts come only from their source: device states and attributes from ``[home]``, the weather
+from the weather entity, time and date from the injected clock. HassGetState answers any
+state, and any attribute named in the ``attribute`` slot ("what is the current temperature of
+the EcoBee"); an attribute the entity lacks is said to be missing, never made up.
+"""
 
 from __future__ import annotations
 
-from hub.act.common import Context, Outcome, failed, targets_of
+from hub.act.common import Context, Outcome, failed, refuse, reply, targets_of
+from hub.act.responses import number_text, render
 from hub.intents.rules import IntentMatch
-from hub.act.responses import (climate_temperature, current_date, current_time, get_state,
-                         state_with_unit, weather)
 
 
 def _state_key(match: IntentMatch) -> str:
@@ -17,48 +22,69 @@ def _state_key(match: IntentMatch) -> str:
     return "any"
 
 
-def get_state_answer(ctx: Context, match: IntentMatch) -> Outcome:
+def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     """HassGetState: "Yes" / "No, unlocked" / "Outdoor humidity is 64 %" / "Yes, A and B".
 
-    With a ``state`` slot, targets whose state equals it are the matched ones.
+    With a ``state`` slot, targets whose state equals it are the matched ones; with an
+    ``attribute`` slot, the first target's attribute is the answer.
     """
     targets = targets_of(ctx, match)
     if not targets.ok:
         return failed(targets)
+    if match.slots.get("attribute"):
+        return _attribute(ctx, match, targets.entities[0])
     wanted = match.slots.get("state")
     matched, unmatched = [], []
     for name in targets.entities:
-        state = ctx.home.state(name)
-        pair = (name, state_with_unit(state, ctx.home.attributes(name)))
-        (matched if wanted is None or state == wanted else unmatched).append(pair)
-    return Outcome(get_state(_state_key(match), match.slots, matched, unmatched))
+        view = ctx.view(name)
+        same = wanted is None or str(view["state"]).casefold() == str(wanted).casefold()
+        (matched if same else unmatched).append(view)
+    first = (matched or unmatched)[0]
+    query = {"matched": matched, "unmatched": unmatched}
+    return Outcome(render(match.intent, _state_key(match), match.slots, first, query))
 
 
-def _first_state(ctx: Context, match: IntentMatch):
-    """(state, attributes) of the first target, or the failure Outcome."""
-    targets = targets_of(ctx, match)
-    if not targets.ok:
-        return failed(targets)
-    name = targets.entities[0]
-    return ctx.home.state(name), ctx.home.attributes(name)
+def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:
+    """The value of the ``attribute`` slot on entity ``name``."""
+    key = str(match.slots["attribute"]).strip().lower().replace(" ", "_")
+    attributes = ctx.home.attributes(name)
+    if key not in attributes:
+        return refuse("no_attribute", entity=name, attribute=key.replace("_", " "))
+    value = number_text(attributes[key])
+    unit = attributes.get("unit_of_measurement") if key != "unit_of_measurement" else None
+    slots = {**match.slots, "name": name, "attribute": key}
+    text = render(match.intent, "attribute", slots, ctx.view(name),
+                  value=f"{value} {unit}" if unit else value)
+    return Outcome(text)
 
 
 def get_weather(ctx: Context, match: IntentMatch) -> Outcome:
     """HassGetWeather from the weather entity's state (and temperature attributes)."""
-    found = _first_state(ctx, match)
-    return found if isinstance(found, Outcome) else Outcome(weather(*found))
+    targets = targets_of(ctx, match)
+    if not targets.ok:
+        return failed(targets)
+    name = targets.entities[0]
+    key = "default" if "temperature" in ctx.home.attributes(name) else "no_temperature"
+    return Outcome(reply(ctx, match, key, name))
 
 
 def get_temperature(ctx: Context, match: IntentMatch) -> Outcome:
     """HassClimateGetTemperature: the climate entity's ``current_temperature``."""
-    found = _first_state(ctx, match)
-    return found if isinstance(found, Outcome) else Outcome(climate_temperature(*found))
+    targets = targets_of(ctx, match)
+    if not targets.ok:
+        return failed(targets)
+    view = ctx.view(targets.entities[0])
+    current = view["attributes"].get("current_temperature")
+    if isinstance(current, float) and current.is_integer():
+        view["attributes"]["current_temperature"] = int(current)
+    return Outcome(render(match.intent, "default", match.slots, view))
 
 
-HANDLERS = {
-    "HassGetState": get_state_answer,
-    "HassGetWeather": get_weather,
-    "HassClimateGetTemperature": get_temperature,
-    "HassGetCurrentTime": lambda ctx, m: Outcome(current_time(ctx.now().time())),
-    "HassGetCurrentDate": lambda ctx, m: Outcome(current_date(ctx.now().date())),
-}
+def current_time(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassGetCurrentTime from the clock: "3:05 PM"."""
+    return Outcome(render(match.intent, "default", {**match.slots, "time": ctx.now().time()}))
+
+
+def current_date(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassGetCurrentDate from the clock: "January 1st, 2025"."""
+    return Outcome(render(match.intent, "default", {**match.slots, "date": ctx.now().date()}))

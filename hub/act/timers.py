@@ -44,6 +44,8 @@ class TimerInfo:
     start_seconds: int
     is_active: bool
     total_seconds_left: int
+    command: dict | None = None
+    """A command to run when it finishes (a delayed command), instead of ringing."""
 
     @property
     def rounded_left(self) -> tuple[int, int, int]:
@@ -96,8 +98,10 @@ class Timers:
         self._ids = itertools.count(1)
 
     def start(self, seconds: int, name: str = "", area: str = "",
-              start: tuple[int, int, int] | None = None) -> TimerInfo:
-        """Start a timer of ``seconds``; ``start`` is the (h, m, s) as spoken.
+              start: tuple[int, int, int] | None = None, command: dict | None = None
+              ) -> TimerInfo:
+        """Start a timer of ``seconds``; ``start`` is the (h, m, s) as spoken; ``command``
+        (JSON-able) makes it a delayed command: it is handed over when the time is up.
 
         Raises:
             TimerError: ``invalid_duration`` when ``seconds`` is not positive.
@@ -106,7 +110,7 @@ class Timers:
             raise TimerError("invalid_duration")
         hours, minutes, secs = start or split_duration(seconds)
         info = TimerInfo(f"timer-{next(self._ids)}", name or "", area or "", hours, minutes,
-                         secs, True, int(seconds))
+                         secs, True, int(seconds), command=command)
         with self._lock:
             self._timers[info.id] = _Timer(info, self._clock() + seconds, float(seconds))
         return info

@@ -1,16 +1,21 @@
-"""Handlers for the timer intents and HassNevermind.
+"""Handlers for the timer intents, delayed commands and HassNevermind.
 
 A timer started by voice belongs to the satellite's area (as Home Assistant ties it to the
 device); commands find their timer by ``name``, ``area`` and ``start_hours``/``start_minutes``/
 ``start_seconds`` (Home Assistant's slots). Timer actions use domain ``timer`` and the timer's id.
+
+A delayed command ("turn off the lights in 1 hour": HassStartTimer with response ``command``
+and the slot ``conversation_command``) starts a timer that carries the command text
+(:meth:`hub.act.timers.Timers.start` ``command={"text", "area"}``); whoever handles finished
+timers runs ``text`` as a turn in that area.
 """
 
 from __future__ import annotations
 
-from hub.act.common import Context, Outcome, action
+from hub.act.common import Context, Outcome, action, refuse
+from hub.act.responses import render
+from hub.act.timers import TimerError, TimerInfo
 from hub.intents.rules import IntentMatch, duration_s
-from hub.act.responses import cancel_all, simple, timer_changed, timer_status
-from hub.act.timers import TimerError
 
 
 def _filters(match: IntentMatch) -> dict:
@@ -27,24 +32,34 @@ def _seconds(match: IntentMatch) -> int:
     return int(value) if value is not None else duration_s(match.slots)
 
 
+def _hms(seconds: int) -> dict:
+    """``{"hours", "minutes", "seconds"}`` of a duration given only in seconds (0s left out)."""
+    minutes, secs = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return {k: v for k, v in (("hours", hours), ("minutes", minutes), ("seconds", secs)) if v}
+
+
 def start(ctx: Context, match: IntentMatch) -> Outcome:
-    """HassStartTimer: "Timer set for 5 minutes and 30 seconds"."""
+    """HassStartTimer: "Timer set for 5 minutes"; a delayed command: "Command will be ..."."""
     seconds = _seconds(match)
+    command = str(match.slots.get("conversation_command", "") or "").strip()
+    if match.response == "command" and not command:
+        return refuse("no_command")
     h, m, s = (match.slots.get(k) for k in ("hours", "minutes", "seconds"))
     spoken = (int(h or 0), int(m or 0), int(s or 0)) if (h or m or s) else None
     area = match.slots.get("area") or ctx.home.satellite_area
-    info = ctx.timers.start(seconds, str(match.slots.get("name", "") or ""), area, spoken)
+    name = str(match.slots.get("name", "") or "")
+    if command:  # a delayed command: {"text", "area"}, run as a turn when the time is up
+        info = ctx.timers.start(seconds, name, area, spoken,
+                                command={"text": command, "area": area or ""})
+    else:
+        info = ctx.timers.start(seconds, name, area, spoken)
     slots = match.slots if spoken else {**match.slots, **_hms(seconds)}
-    return Outcome(timer_changed("HassStartTimer", slots),
-                   (action(info.id, "timer", "start", seconds=seconds, name=info.name,
-                           area=info.area),))
-
-
-def _hms(seconds: int) -> dict:
-    """``{"hours", "minutes", "seconds"}`` of a duration given only in seconds."""
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(minutes, 60)
-    return {"hours": hours, "minutes": minutes, "seconds": secs}
+    key = "command" if command else "default"
+    data = {"seconds": seconds, "name": info.name, "area": info.area}
+    if command:
+        data["command"] = command
+    return Outcome(render(match.intent, key, slots), (action(info.id, "timer", "start", **data),))
 
 
 def _one(ctx: Context, match: IntentMatch, service: str, active=None) -> Outcome:
@@ -53,8 +68,23 @@ def _one(ctx: Context, match: IntentMatch, service: str, active=None) -> Outcome
     do = {"cancel": ctx.timers.cancel, "pause": ctx.timers.pause,
           "unpause": ctx.timers.resume}[service]
     do(info.id)
-    return Outcome(simple(match.intent, "default", match.slots),
+    return Outcome(render(match.intent, "default", match.slots),
                    (action(info.id, "timer", service),))
+
+
+def cancel(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassCancelTimer: "Timer cancelled"."""
+    return _one(ctx, match, "cancel")
+
+
+def pause(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassPauseTimer: "Timer paused"."""
+    return _one(ctx, match, "pause", active=True)
+
+
+def unpause(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassUnpauseTimer: "Timer resumed"."""
+    return _one(ctx, match, "unpause", active=False)
 
 
 def change(ctx: Context, match: IntentMatch) -> Outcome:
@@ -66,7 +96,7 @@ def change(ctx: Context, match: IntentMatch) -> Outcome:
     sign = 1 if match.intent == "HassIncreaseTimer" else -1
     ctx.timers.add(info.id, sign * seconds)
     service = "increase" if sign > 0 else "decrease"
-    return Outcome(timer_changed(match.intent, match.slots),
+    return Outcome(render(match.intent, "default", match.slots),
                    (action(info.id, "timer", service, seconds=seconds),))
 
 
@@ -75,22 +105,31 @@ def cancel_every(ctx: Context, match: IntentMatch) -> Outcome:
     area = str(match.slots.get("area", "") or "")
     ids = [t.id for t in ctx.timers.status(area=area)]
     count = ctx.timers.cancel_all(area)
-    return Outcome(cancel_all(count, area), tuple(action(i, "timer", "cancel") for i in ids))
+    slots = {**match.slots, "canceled": count}
+    return Outcome(render(match.intent, "area" if area else "default", slots),
+                   tuple(action(i, "timer", "cancel") for i in ids))
+
+
+def timer_view(info: TimerInfo) -> dict:
+    """A timer as HassTimerStatus's template sees it (Home Assistant's field names)."""
+    hours, minutes, seconds = info.rounded_left
+    return {"name": info.name, "area": info.area, "is_active": info.is_active,
+            "total_seconds_left": info.total_seconds_left, "start_hours": info.start_hours,
+            "start_minutes": info.start_minutes, "start_seconds": info.start_seconds,
+            "rounded_hours_left": hours, "rounded_minutes_left": minutes,
+            "rounded_seconds_left": seconds}
+
+
+def status_text(timers: list[TimerInfo]) -> str:
+    """HassTimerStatus's answer for these timers: "4 minutes and 50 seconds left."."""
+    return render("HassTimerStatus", "default", {"timers": [timer_view(t) for t in timers]})
 
 
 def status(ctx: Context, match: IntentMatch) -> Outcome:
     """HassTimerStatus: "4 minutes and 50 seconds left."."""
-    return Outcome(timer_status(ctx.timers.status(**_filters(match))))
+    return Outcome(status_text(ctx.timers.status(**_filters(match))))
 
 
-HANDLERS = {
-    "HassStartTimer": start,
-    "HassCancelTimer": lambda ctx, m: _one(ctx, m, "cancel"),
-    "HassPauseTimer": lambda ctx, m: _one(ctx, m, "pause", active=True),
-    "HassUnpauseTimer": lambda ctx, m: _one(ctx, m, "unpause", active=False),
-    "HassIncreaseTimer": change,
-    "HassDecreaseTimer": change,
-    "HassCancelAllTimers": cancel_every,
-    "HassTimerStatus": status,
-    "HassNevermind": lambda ctx, m: Outcome(""),
-}
+def nevermind(ctx: Context, match: IntentMatch) -> Outcome:
+    """HassNevermind: nothing is done and nothing is said."""
+    return Outcome("")

@@ -29,23 +29,14 @@ from importlib import metadata, resources
 from pathlib import Path
 
 from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
+from hub.intents import catalog
 from hub.asr.templates import Pattern, expand_patterns, template_data
 
 _LOG = logging.getLogger(__name__)
 
-VOCAB_VERSION = "1"
+VOCAB_VERSION = "2"
 """Bump when the generated files change shape, to invalidate old caches."""
 
-INTENT_DOMAINS = {
-    "HassFanSetSpeed": "fan", "HassClimateSetFanMode": "fan", "HassSetVolume": "media_player",
-    "HassSetVolumeRelative": "media_player", "HassMediaNext": "media_player",
-    "HassMediaPrevious": "media_player", "HassMediaPause": "media_player",
-    "HassMediaUnpause": "media_player", "HassMediaPlayerMute": "media_player",
-    "HassMediaPlayerUnmute": "media_player", "HassLightSet": "light",
-    "HassClimateGetTemperature": "climate", "HassGetWeather": "weather",
-    "HassListAddItem": "todo", "HassSetPosition": "cover",
-}
-"""Intents dropped from the grammar when the home has no entity of this domain."""
 
 
 @dataclass(frozen=True)
@@ -159,8 +150,8 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
     cmudict = load_cmudict()
     slots = _slot_values(home, items)
     domains = {e["domain"] for e in home.entities}
-    patterns = [p for p in expand_patterns(data)
-                if INTENT_DOMAINS.get(p.intent, "") in domains | {""}]
+    usable = set(catalog.usable_in(domains))  # intents the home has a domain for
+    patterns = [p for p in expand_patterns(data) if p.intent in usable]
     rules: dict[str, list[str]] = {}
     body: dict[str, list[str]] = {}
     for pattern in patterns:

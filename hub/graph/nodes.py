@@ -92,6 +92,10 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
                     "transcript": " ".join(m.text for m in matches)}
     text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")],
                               conversation.area)
+    more = getattr(engine, "recognize_more", None) if match is None else None
+    matches = more(text, conversation.area) if more else []  # several commands, then fuzzy
+    if matches:
+        return {"matches": matches, "transcript": text, "source": "rules"}
     if match is None:  # a curated canned answer beats a small model's guess
         return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
     return {"matches": [match], "transcript": text, "source": "rules"}

@@ -33,48 +33,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hub.errors import ConfigError
+from hub.intents import catalog
 from hub.paths import DATA_DIR
 from hub.home import Home, TargetMatch
 from hub.settings import IntentSettings
 
 SENTENCES_DIR = DATA_DIR / "sentences"
 
-SUPPORTED_INTENTS = frozenset({
-    "HassTurnOn", "HassTurnOff", "HassLightSet", "HassGetState", "HassGetWeather",
-    "HassClimateGetTemperature", "HassGetCurrentTime", "HassGetCurrentDate", "HassNevermind",
-    "HassStartTimer", "HassCancelTimer", "HassCancelAllTimers", "HassPauseTimer",
-    "HassUnpauseTimer", "HassTimerStatus", "HassIncreaseTimer", "HassDecreaseTimer",
-    "HassListAddItem", "HassShoppingListAddItem", "HassMediaNext", "HassMediaPrevious",
-    "HassMediaPause", "HassMediaUnpause", "HassSetVolume", "HassSetPosition",
-})
-"""Intents the actor handles (the others in home-assistant-intents are not loaded)."""
+SUPPORTED_INTENTS = catalog.names()
+"""Intents the actor handles (the catalog's; the others in home-assistant-intents are not loaded)."""
 
-# Domains an intent may act on; empty: no entity target (timers, time, date).
-INTENT_DOMAINS = {
-    "HassTurnOn": ("light", "switch", "fan", "cover", "lock", "media_player", "script", "scene",
-                   "input_boolean", "climate", "valve"),
-    "HassLightSet": ("light",), "HassGetState": (), "HassGetWeather": ("weather",),
-    "HassClimateGetTemperature": ("climate",), "HassListAddItem": ("todo",),
-    "HassShoppingListAddItem": ("todo",), "HassSetVolume": ("media_player",),
-    "HassSetPosition": ("cover", "valve"),
-    **{n: ("media_player",) for n in ("HassMediaNext", "HassMediaPrevious", "HassMediaPause",
-                                      "HassMediaUnpause")},
-}
-INTENT_DOMAINS["HassTurnOff"] = INTENT_DOMAINS["HassTurnOn"]
-
+# Domains an intent may act on, for intents with an entity target; empty: any domain.
+INTENT_DOMAINS = {s.name: s.domains for s in catalog.intents()
+                  if s.domains or ("name" in s.slots and not s.timer)}
 # Intents where the satellite's area is only a preference (Home Assistant's media handlers).
-PREFERENCE_INTENTS = frozenset({"HassMediaNext", "HassMediaPrevious", "HassMediaPause",
-                                "HassMediaUnpause", "HassSetVolume", "HassClimateGetTemperature",
-                                "HassGetWeather", "HassShoppingListAddItem"})
-TIMER_INTENTS = frozenset({"HassStartTimer", "HassCancelTimer", "HassCancelAllTimers",
-                           "HassPauseTimer", "HassUnpauseTimer", "HassTimerStatus",
-                           "HassIncreaseTimer", "HassDecreaseTimer"})
+PREFERENCE_INTENTS = catalog.preference_intents()
+TIMER_INTENTS = catalog.timer_intents()
 _ALL_RESPONSES = frozenset({"light_all", "fan_all"})
 _EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
                         re.IGNORECASE)
 _CUSTOM = "hub_custom_sentence"
+# Attributes never asked about by name (HassGetState's ``attribute`` slot list skips them).
+_HIDDEN_ATTRIBUTES = frozenset({"unit_of_measurement", "device_class", "friendly_name"})
 # home-assistant-intents' "domain" of an intent -> the home domain it needs.
-_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": "assist_satellite"}
+_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}  # the hub speaks
 
 
 @dataclass(frozen=True)
@@ -110,6 +92,7 @@ class Rules:
         from hassil import Intents
 
         self.home = home
+        self._settings = settings
         data = _load_sentences(home, settings.custom_sentences)
         try:
             self._intents = Intents.from_dict(data)
@@ -119,6 +102,12 @@ class Rules:
         except Exception as exc:  # hassil raises plain exceptions on template syntax
             raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
         self._lists = _slot_lists(home)
+        self._fuzzy = None
+        if settings.fuzzy:  # loaded now, at start, so no turn waits for it (about 0.5 s)
+            from hub.intents.fuzzy import Fuzzy
+
+            self._fuzzy = Fuzzy(home, background=False)
+            self._fuzzy.load()
         self.load_s = time.perf_counter() - start
         """Seconds spent loading and parsing the sentences."""
 
@@ -139,7 +128,11 @@ class Rules:
         for result in results:
             if not _is_custom(result) and _has_exclusion(text, result):
                 continue
-            return self._to_match(text, result)
+            match = self._to_match(text, result)
+            command = match.slots.get("conversation_command")
+            if command and self.recognize(str(command), area) is None:
+                continue  # a delayed command must itself be a command the rules know
+            return match
         return None
 
     def rank(self, alternatives: Sequence[str],
@@ -167,6 +160,24 @@ class Rules:
             if match is not None:
                 return match
         return None
+
+    @property
+    def fuzzy(self):
+        """The fuzzy matcher (:class:`hub.intents.fuzzy.Fuzzy`) of this home, made on first use."""
+        if self._fuzzy is None:
+            from hub.intents.fuzzy import Fuzzy
+
+            self._fuzzy = Fuzzy(self.home)
+        return self._fuzzy
+
+    def recognize_more(self, text: str, area: str | None = None) -> list[IntentMatch]:
+        """When :meth:`recognize` found nothing: several commands in ``text`` (each a strict
+        match), else the fuzzy matcher's reading (when ``[intents] fuzzy``); [] when neither
+        (see :mod:`hub.intents.multi`).
+        """
+        from hub.intents.multi import more_matches
+
+        return more_matches(self, text, area, fuzzy=self._settings.fuzzy)
 
     def intent_names(self) -> tuple[str, ...]:
         """The handled intents this home can use (sorted), e.g. for the LLM whitelist."""
@@ -235,6 +246,9 @@ def _slots(entities, intent: str) -> dict:
             if not entity.value or intent in PREFERENCE_INTENTS:
                 continue
         slots[entity.name] = _plain(entity.value)
+    if slots.get("media_class") and isinstance(slots.get("search_query"), str):
+        # "play the Queen album": "the" belongs to the media class, not to the title
+        slots["search_query"] = re.sub(r"^the\s+", "", slots["search_query"], flags=re.I)
     if intent in TIMER_INTENTS and any(k in slots for k in ("hours", "minutes", "seconds")):
         slots["duration_s"] = duration_s(slots)
     return slots
@@ -265,14 +279,18 @@ def _has_exclusion(text: str, result) -> bool:
 
 
 def _slot_lists(home: Home) -> dict:
-    """hassil slot lists ``name`` (with domain context), ``area`` and ``floor``."""
+    """hassil slot lists ``name`` (with domain context), ``attribute`` (the home's attribute
+    names, spoken with spaces), ``area`` and ``floor``."""
     from hassil.expression import TextChunk
     from hassil.intents import TextSlotList, TextSlotValue
 
     names = TextSlotList(name="name", values=[
         TextSlotValue(TextChunk(e.name), e.name, {"domain": e.domain}) for e in home.entities])
+    attributes = sorted({k for e in home.entities for k in e.attributes} - _HIDDEN_ATTRIBUTES)
     return {
         "name": names,
+        "attribute": TextSlotList(name="attribute", values=[
+            TextSlotValue(TextChunk(k.replace("_", " ")), k) for k in attributes]),
         "area": TextSlotList.from_strings(home.areas, allow_template=False, name="area"),
         "floor": TextSlotList.from_strings(home.floors, allow_template=False, name="floor"),
     }
@@ -300,7 +318,7 @@ def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
     """Keep supported intents the home's domains can use, and their usable blocks.
 
     Blocks that name domains (``slots.domain`` / ``requires_context.domain``) none of which the
-    home has are dropped, and so are the delayed-command timer blocks (response ``command``).
+    home has are dropped.
     """
     intents = {}
     for name, intent in data["intents"].items():
@@ -316,8 +334,6 @@ def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
 
 def _block_usable(block: dict, domains: frozenset) -> bool:
     """True when a sentence block can address something in a home with ``domains``."""
-    if block.get("response") == "command":
-        return False
     wanted: set = set()
     for source in (block.get("slots") or {}, block.get("requires_context") or {}):
         value = source.get("domain")

@@ -19,15 +19,15 @@ import math
 import re
 from dataclasses import dataclass
 
+from hub.intents import catalog
+
 log = logging.getLogger("hub.llm")
 
 GENERIC_WORDS = frozenset({"the", "a", "an", "light", "lights", "lamp", "door", "doors", "of",
                            "in", "on", "my", "switch", "sensor", "list"})
 EXCLUSION = re.compile(r"\b(except|but|besides|apart from|other than|excluding|not|don't|"
                        r"dont|do not|never|no)\b")
-DEVICE_INTENTS = frozenset({"HassTurnOn", "HassTurnOff", "HassLightSet", "HassSetPosition",
-                            "HassMediaPause", "HassMediaUnpause", "HassMediaNext",
-                            "HassMediaPrevious", "HassSetVolume"})
+DEVICE_INTENTS = catalog.device_intents()
 COLORS = frozenset({"white", "black", "red", "orange", "yellow", "green", "blue", "purple",
                     "brown", "pink", "turquoise"})
 _TEXT_SLOTS = frozenset({"name", "area", "domain", "floor", "state", "device_class", "item",

@@ -13,34 +13,14 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from hub.intents import catalog
 from hub.llm.parse import ANSWER, NONE
 from hub.settings import HomeSettings
 
-DEFAULT_INTENTS = (
-    "HassTurnOn", "HassTurnOff", "HassLightSet", "HassGetState", "HassGetWeather",
-    "HassGetCurrentTime", "HassGetCurrentDate", "HassStartTimer", "HassCancelTimer",
-    "HassNevermind", "HassListAddItem", "HassMediaNext", "HassMediaPause", "HassMediaUnpause",
-    "HassClimateGetTemperature",
-)
+DEFAULT_INTENTS = catalog.llm_intents()
 """Intents the LLM may propose until ``hub.intents.rules.Rules.intent_names()`` provides them."""
 
-INTENT_HINTS = {
-    "HassTurnOn": "turn on / open / activate a device, scene or script",
-    "HassTurnOff": "turn off / close a device",
-    "HassLightSet": "set a light's brightness (0-100) or color",
-    "HassGetState": "ask whether a device is on/off/open/locked",
-    "HassGetWeather": "ask about the weather",
-    "HassGetCurrentTime": "ask the time",
-    "HassGetCurrentDate": "ask the date",
-    "HassStartTimer": "start a timer (hours, minutes, seconds)",
-    "HassCancelTimer": "cancel a timer",
-    "HassNevermind": "the user cancels what they said",
-    "HassListAddItem": "add an item to a list",
-    "HassMediaNext": "skip to the next track",
-    "HassMediaPause": "pause the music or TV",
-    "HassMediaUnpause": "resume the music or TV",
-    "HassClimateGetTemperature": "ask the indoor temperature",
-}
+INTENT_HINTS = catalog.llm_hints()
 """One line per intent for the system prompt; unknown intents are listed by name only."""
 
 ANSWER_SENTENCES = 2
@@ -68,21 +48,7 @@ def home_names(home: HomeSettings) -> HomeNames:
     )
 
 
-SLOTS_BY_INTENT = {
-    "HassTurnOn": ("name", "area", "domain"), "HassTurnOff": ("name", "area", "domain"),
-    "HassGetState": ("name", "area", "domain"),
-    "HassLightSet": ("name", "area", "brightness", "color"),
-    "HassListAddItem": ("item", "name"), "HassShoppingListAddItem": ("item",),
-    "HassGetWeather": ("name",), "HassClimateGetTemperature": ("name", "area"),
-    "HassSetVolume": ("name", "volume_level"), "HassSetPosition": ("name", "area", "position"),
-    **{i: ("hours", "minutes", "seconds") for i in (
-        "HassStartTimer", "HassCancelTimer", "HassPauseTimer", "HassUnpauseTimer",
-        "HassIncreaseTimer", "HassDecreaseTimer")},
-    **{i: ("name",) for i in ("HassMediaNext", "HassMediaPrevious", "HassMediaPause",
-                              "HassMediaUnpause")},
-    **{i: () for i in ("HassGetCurrentTime", "HassGetCurrentDate", "HassNevermind",
-                       "HassCancelAllTimers", "HassTimerStatus", ANSWER, NONE)},
-}
+SLOTS_BY_INTENT = {**catalog.llm_slots(), ANSWER: (), NONE: ()}
 """Slots each intent may carry (Home Assistant's slot names); others get name and area."""
 
 

@@ -1,0 +1,157 @@
+"""Fuzzy matching after strict matching: Home Assistant's ``gazetteer-matcher``.
+
+Runs when strict hassil matching found nothing and before the LLM. The matcher reads the
+sentence as actions and home names (entities, areas, floors) with typo-tolerant lookup, and
+rejects what it cannot read with confidence: an ambiguous reading, unexplained content words,
+or no action. We reject more on top, never guessing:
+
+- any frame whose intent is not in the intent catalog or that this home cannot use;
+- a sentence with an exclusion ("all the lights except the kitchen", case BC-22), which the
+  matcher may read as a plain command;
+- a frame naming an entity, area or floor the home does not have;
+- a frame whose first word is unexplained (an action verb the matcher does not know).
+
+Several commands in one sentence ("turn on the kitchen light and turn off the bed light")
+come back as several frames, in the order said. Slot values become the home's canonical
+names (the matcher works on ids: ``<domain>.<n>`` for entities, the index for areas/floors).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+from hub.home import Home
+from hub.intents import catalog
+
+log = logging.getLogger("hub.intents")
+
+EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for|not)\b",
+                       re.IGNORECASE)
+"""Words that make a sentence an exclusion or a negation: never matched fuzzily."""
+
+MAX_NUMBER = 1000
+"""Largest number the matcher reads as words (its default, 10000, spells every number at
+load: about 4 s here; 1000 takes about 0.7 s). Digits are read at any size."""
+
+
+def gazetteer_home(home: Home) -> tuple[dict, dict]:
+    """The matcher's home dict and the id -> canonical name map.
+
+    Returns ``({"areas", "floors", "entities"}, {id: name})`` in ``gazetteer_matcher.Home``'s
+    shape (ids are ours; names and aliases are what people say).
+    """
+    names: dict[str, str] = {}
+    floors = {}
+    for i, floor in enumerate(home.floors):
+        names[f"floor_{i}"] = floor
+        floors[f"floor_{i}"] = {"name": floor}
+    floor_ids = {v: k for k, v in names.items()}
+    areas = {}
+    for i, area in enumerate(home.areas):
+        names[f"area_{i}"] = area
+        areas[f"area_{i}"] = {"name": area, "floor": floor_ids.get(home.area_floors.get(area))}
+    area_ids = {areas[k]["name"]: k for k in areas}
+    entities = {}
+    for i, entity in enumerate(home.entities):
+        key = f"{entity.domain}.e{i}"
+        names[key] = entity.name
+        spec = {"name": entity.name, "domain": entity.domain, "area": area_ids.get(entity.area)}
+        if entity.device_class:
+            spec["device_class"] = entity.device_class
+        entities[key] = spec
+    return {"areas": areas, "floors": floors, "entities": entities}, names
+
+
+def _vocabulary() -> dict:
+    """The matcher's packaged English vocabulary with numbers up to :data:`MAX_NUMBER`."""
+    from importlib import resources
+
+    import yaml
+
+    text = resources.files("gazetteer_matcher").joinpath("data/vocabulary.yaml").read_text(
+        encoding="utf-8")
+    vocabulary = yaml.safe_load(text)
+    vocabulary.setdefault("numbers", {})["max_cardinal"] = MAX_NUMBER
+    return vocabulary
+
+
+def _unknown_verb(frame) -> bool:
+    """True when the first word of the frame's segment is unexplained: the action word is
+    one the matcher does not know ("subtract 5 minutes ..." read as a new timer)."""
+    start = frame.segment[0]
+    unexplained = {*frame.unexplained_important_tokens, *frame.unexplained_unimportant_tokens}
+    return start in unexplained
+
+
+class Fuzzy:
+    """gazetteer-matcher over the home (loading takes about 0.5 s on a 2-core machine, 0.15 s
+    for a second home in the same process); the first :meth:`frames` call waits for the load.
+
+    Args:
+        home: the home whose names the matcher resolves.
+        background: start loading in a thread now (False: on :meth:`load` or first use).
+    """
+
+    def __init__(self, home: Home, background: bool = True) -> None:
+        self.home = home
+        self._lock = threading.Lock()
+        self._matcher = None
+        self._names: dict[str, str] = {}
+        self._usable = frozenset(catalog.usable_in(home.domains))
+        if background:
+            threading.Thread(target=self.load, name="fuzzy-load", daemon=True).start()
+
+    def load(self):
+        """The matcher (built once, thread-safe); call at start to keep it out of turns."""
+        with self._lock:
+            if self._matcher is None:
+                from gazetteer_matcher import GazetteerMatcher
+
+                data, self._names = gazetteer_home(self.home)
+                matcher = GazetteerMatcher(vocabulary=_vocabulary(), home=data)
+                self._matcher = matcher
+            return self._matcher
+
+    def frames(self, text: str, area: str | None = None) -> list[tuple[str, dict, str]] | None:
+        """``[(intent, slots, response key), ...]`` in the order said, or None (rejected).
+
+        Slots use Home Assistant's names with the home's canonical values.
+        """
+        if not text.strip() or EXCLUSION.search(text):
+            return None
+        matcher = self.load()
+        context = self._id_of(area) if area else None
+        try:
+            result = matcher.interpret(text, context_area=context)
+        except ValueError as exc:  # an unknown context area
+            log.warning("fuzzy matcher refused %r: %s", text, exc)
+            return None
+        if not result.accepted or result.ambiguous or not result.frames:
+            return None
+        frames = []
+        for frame in result.frames:
+            slots = self._canonical(frame.slots)
+            if frame.intent not in self._usable or slots is None or _unknown_verb(frame):
+                return None
+            frames.append((frame.intent, slots, frame.response_key or ""))
+        return frames
+
+    def _id_of(self, name: str) -> str | None:
+        """The matcher id of an area name, or None."""
+        return next((k for k, v in self._names.items() if v == name and k.startswith("area_")),
+                    None)
+
+    def _canonical(self, slots: dict) -> dict | None:
+        """Slots with ids turned into the home's names; None when an id is unknown."""
+        out = {}
+        for key, value in slots.items():
+            if key in ("name", "area", "floor") and isinstance(value, str):
+                if value not in self._names:
+                    return None
+                value = self._names[value]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            out[key] = value
+        return out
