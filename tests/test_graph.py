@@ -302,8 +302,11 @@ def test_actions_are_published_to_mqtt_once(tmp_path):
 
     import paho.mqtt.client as mqtt
 
+    import uuid
+
+    prefix = f"hubtest-{uuid.uuid4().hex[:8]}"  # its own topics and client id on the shared broker
     got, ready = [], threading.Event()
-    sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="hub-test-graph")
+    sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"{prefix}-listener")
     sub.on_message = lambda c, u, m: m.topic.endswith("/set") and got.append(
         (m.topic, _json.loads(m.payload)))
     sub.on_subscribe = lambda *a: ready.set()
@@ -312,13 +315,13 @@ def test_actions_are_published_to_mqtt_once(tmp_path):
     except OSError as exc:
         raise AssertionError(f"no MQTT broker on 127.0.0.1:1883 ({exc}); "
                              "scripts/test.sh starts one") from None
-    sub.subscribe("hubtest/#", qos=1)
+    sub.subscribe(f"{prefix}/#", qos=1)
     sub.loop_start()
     try:
         assert ready.wait(2)
         hub = make_hub(store=Store(tmp_path / "hub.db"))
         hub.settings = dataclasses.replace(hub.settings, mqtt=dataclasses.replace(
-            hub.settings.mqtt, host="127.0.0.1", topic_prefix="hubtest", discovery=()))
+            hub.settings.mqtt, host="127.0.0.1", topic_prefix=prefix, discovery=()))
         trace = hub.turn_audio(speech())
         for _ in range(40):
             if got:
@@ -328,7 +331,7 @@ def test_actions_are_published_to_mqtt_once(tmp_path):
         sub.loop_stop()
         sub.disconnect()
     assert trace["status"] == "ok"
-    assert [t for t, _ in got] == ["hubtest/light/kitchen_light/set"]
+    assert [t for t, _ in got] == [f"{prefix}/light/kitchen_light/set"]
     assert got[0][1]["service"] == "turn_on"
 
 
