@@ -170,6 +170,18 @@ class StoreSettings:
 
 
 @dataclass(frozen=True)
+class TimerSettings:
+    """Timers: how a finished timer rings."""
+
+    ring_s: float = 60.0
+    """A finished timer rings (alert and "Your 5 minute timer is done.") for at most this long."""
+    ring_every_s: float = 8.0
+    """Seconds from the start of one ring to the start of the next while it rings."""
+    exit_grace_s: float = 10.0
+    """``hub ask -`` / ``hub replay``: at the end of input, wait for timers finishing within this."""
+
+
+@dataclass(frozen=True)
 class HomeSettings:
     """The home: floors, areas, entities, in the shape of ``fixtures/home-en.toml``."""
 
@@ -198,6 +210,7 @@ class Settings:
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
     mqtt: MqttSettings = field(default_factory=MqttSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    timers: TimerSettings = field(default_factory=TimerSettings)
     home: HomeSettings = field(default_factory=HomeSettings)
 
 
@@ -296,6 +309,7 @@ _LIMITS = {
     "resilience.max_load_factor": (1, 100), "resilience.breaker_failures": (1, 1000),
     "resilience.breaker_cooldown_s": (0, None), "mqtt.port": (1, 65535),
     "mqtt.qos": (0, 2), "mqtt.timeout_s": (0.01, None),
+    "timers.ring_s": (0, 3600), "timers.ring_every_s": (1, 600), "timers.exit_grace_s": (0, 3600),
 }
 """Allowed ranges (inclusive; None: unbounded) of numeric settings, by key path."""
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 import time
 from pathlib import Path
 
+from hub.act import timer_out
 from hub.core.replay import answer_names, expand_paths, make_hub, replay_file
 from hub.errors import BadInputError, HubError
 
@@ -56,9 +58,13 @@ def add_parsers(sub, *, common, inject, store) -> None:
 
 
 
+_OUT = threading.Lock()  # traces and timer events come from two threads
+
+
 def _emit(trace: dict) -> None:
-    sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    with _OUT:
+        sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
 
 
 def _progress(i: int, n: int, trace: dict) -> None:
@@ -92,12 +98,14 @@ def run_replay(args) -> int:
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         print(f"hub: --out {out_dir} exists and is not a folder", file=sys.stderr)
         return 2
+    timer_out.print_events(hub, out_dir, _emit)
     counts: dict[str, int] = {}
     for i, (path, name) in enumerate(zip(paths, answer_names(paths)), 1):
         trace = replay_file(hub, path, out_dir, args.realtime, name)
         counts[trace["status"]] = counts.get(trace["status"], 0) + 1
         _emit(trace)
         _progress(i, len(paths), trace)
+    timer_out.finish(hub)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
     noun = "file" if len(paths) == 1 else "files"
     print(("\n" if sys.stderr.isatty() else "") + f"hub: {len(paths)} {noun}: {summary}",
@@ -111,11 +119,13 @@ def run_ask(args) -> int:
     hub.engines.warm(["rules"] + (["tts"] if args.out else []))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
+        timer_out.print_events(hub, out_dir, _emit)
         for n, line in enumerate(sys.stdin, 1):
             line = line.encode("utf-8", "replace").decode("utf-8")  # undecodable bytes
             if line.strip():
                 out = str(out_dir / f"ask-{n:04d}.wav") if out_dir else None
                 _emit(hub.turn_text(line.strip(), out_path=out))
+        timer_out.finish(hub)  # timers up within [timers] exit_grace_s still ring
         return 0
     if not args.text.strip():
         print("hub: nothing to ask: TEXT is empty", file=sys.stderr)

@@ -49,6 +49,7 @@ _SCHEMA = {
     "breaker_events": ({"id": int, "at": float, "breaker": str, "from_state": str,
                         "to_state": str}, "id"),
     "kv": ({"key": str, "value": str}, "key"),
+    "timers": ({"id": str, "record": str, "at": float}, "id"),
 }
 
 
@@ -188,6 +189,29 @@ class Store:
             self.db()["breaker_events"].insert(row)
         except sqlite3.OperationalError as exc:
             log.warning("breaker event skipped: %s", exc)
+
+
+def stored_timers(store: Store, records: list[dict] | None = None) -> list[dict]:
+    """The ``timers`` table, the only SQL for timers: with ``records``, replace its rows by
+    them (one transaction); return the rows stored (JSON records of
+    :meth:`hub.act.timers.Timers.records`). A failed write is logged and leaves the old rows."""
+    conn = store.db().conn
+    try:
+        if records is not None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute("DELETE FROM timers")
+                conn.executemany("INSERT INTO timers (id, record, at) VALUES (?, ?, ?)",
+                                 [(r["id"], json.dumps(r), time.time()) for r in records])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        rows = conn.execute("SELECT record FROM timers ORDER BY at, id").fetchall()
+        return [json.loads(row[0]) for row in rows]
+    except sqlite3.Error as exc:
+        log.warning("timers store skipped: %s", exc)
+        return [] if records is None else records
 
 
 def open_store(path: str | Path | None) -> Store:
