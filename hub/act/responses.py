@@ -21,7 +21,7 @@ OWN_TEXTS = {
     "need_area": "Which area do you mean?",
     "no_target": "Which device do you mean?",
     "not_handled": "Sorry, I can't do that yet",
-    "invalid_duration": "Sorry, I couldn't set that timer",
+    "invalid_duration": "For how long should I set the timer?",
     "nothing_to_do": "Sorry, there is nothing to do",
 }
 """Our own texts where Home Assistant has no template (keyed like its error keys)."""
