@@ -8,6 +8,8 @@ FSG (tests walk the grammar with it).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from hub.asr.templates import Pattern
 
 PROBE_VALUES = 5
@@ -67,6 +69,18 @@ def _values(spec: str, slots) -> list[str]:
 def fsg_accepts(fsg_text: str, words: list[str]) -> bool:
     """True when the Sphinx FSG document ``fsg_text`` accepts the word sequence ``words``
     (an NFA walk over its transitions; null transitions are followed too)."""
+    start, final, arcs = _parse(fsg_text)
+    states = _closure({start}, arcs)
+    for word in words:
+        states = _closure({to for s in states for w, to in arcs.get(s, ()) if w == word}, arcs)
+        if not states:
+            return False
+    return final in states
+
+
+@lru_cache(maxsize=4)
+def _parse(fsg_text: str) -> tuple[str, str, dict]:
+    """Start state, final state and arcs (state -> [(word, next state)]) of an FSG."""
     arcs: dict[str, list[tuple[str, str]]] = {}
     start = final = ""
     for line in fsg_text.splitlines():
@@ -77,12 +91,7 @@ def fsg_accepts(fsg_text: str, words: list[str]) -> bool:
             final = parts[1]
         elif parts[:1] == ["TRANSITION"]:
             arcs.setdefault(parts[1], []).append((parts[4] if len(parts) > 4 else "", parts[2]))
-    states = _closure({start}, arcs)
-    for word in words:
-        states = _closure({to for s in states for w, to in arcs.get(s, ()) if w == word}, arcs)
-        if not states:
-            return False
-    return final in states
+    return start, final, arcs
 
 
 def _closure(states: set[str], arcs: dict) -> set[str]:
