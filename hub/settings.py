@@ -242,6 +242,18 @@ class StoreSettings:
 
 
 @dataclass(frozen=True, config=_CONFIG)
+class TimerSettings:
+    """Timers: how a finished timer rings."""
+
+    ring_s: Annotated[float, Field(ge=0, le=3600)] = 60.0
+    """A finished timer rings (alert and "Your 5 minute timer is done.") for at most this long."""
+    ring_every_s: Annotated[float, Field(ge=1, le=600)] = 8.0
+    """Seconds from the start of one ring to the start of the next while it rings."""
+    exit_grace_s: Annotated[float, Field(ge=0, le=3600)] = 10.0
+    """``hub ask -`` / ``hub replay``: at the end of input, wait for timers finishing within this."""
+
+
+@dataclass(frozen=True, config=_CONFIG)
 class WyomingSettings:
     """The Wyoming server (``hub wyoming``; inside ``hub run`` when ``uri`` is set)."""
 
@@ -284,6 +296,7 @@ class Settings:
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
     mqtt: MqttSettings = field(default_factory=MqttSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
+    timers: TimerSettings = field(default_factory=TimerSettings)
     wyoming: WyomingSettings = field(default_factory=WyomingSettings)
     home: HomeSettings = field(default_factory=HomeSettings)
 

@@ -218,7 +218,9 @@ class TestTimers:
         clock.now += 230
         [done] = timers.finished()
         assert (done.start_minutes, done.start_seconds, done.total_seconds_left) == (5, 30, 0)
-        assert self.say(rules, actor, "cancel timer", "9").ok is False
+        assert done.is_ringing  # a ringing timer is still there to cancel (BC-27 c)
+        assert self.say(rules, actor, "cancel timer", "9").response == "Timer cancelled"
+        assert self.say(rules, actor, "cancel timer", "10").ok is False
 
     def test_several_timers(self, rules, actor):
         self.say(rules, actor, "set a timer for 3 hours and 10 minutes", "1")

@@ -363,7 +363,8 @@ def test_rejected_speech_is_answered_not_silent():
     trace_result = hub.answer_audio(speech())
     trace = trace_result.trace
     assert trace["status"] == "ok" and trace["intent"] is None
-    assert trace["response"] == NOT_UNDERSTOOD and trace_result.pcm
+    assert trace["source"] == "rules"
+    assert trace["response"] == "Sorry, I didn't catch that." and trace_result.pcm
 
 
 def test_relaxed_rules_answer_at_level_2_when_the_llm_fails():

@@ -36,7 +36,8 @@ class Transcript:
     engine: str = ""
     """``"pocketsphinx"`` or ``"vosk"``."""
     segments: tuple[str, ...] = ()
-    """Text of each non-empty utterance segment, in order (BC-07)."""
+    """Text of each non-empty utterance segment, in order (BC-07), a segment that joins
+    several commands with "and" split into one entry per command."""
 
 
 @dataclass(frozen=True)
@@ -86,14 +87,25 @@ def combine(segments: list[Segment], engine: str, nbest: int) -> Transcript:
     """
     heard = [s for s in segments if s.text]
     accepted = [s for s in heard if not s.rejected]
-    text = " ".join(s.text for s in accepted)
+    text = " ".join(_spoken(s.text) for s in accepted)
     if len(accepted) == 1:
-        alternatives = dedupe([text, *accepted[0].alternatives], nbest)
+        complete = [a for a in accepted[0].alternatives if not a.endswith(CONJUNCTION)]
+        alternatives = dedupe([text, *map(_spoken, complete)], nbest)
     else:
         alternatives = dedupe([text], nbest) if text else ()
     rejected = any(s.rejected for s in segments) and not accepted
+    parts = tuple(p.strip() for s in accepted for p in s.text.split(f" {CONJUNCTION} "))
     return Transcript(text=text, alternatives=alternatives, rejected=rejected, engine=engine,
-                      segments=tuple(s.text for s in accepted))
+                      segments=parts)
+
+
+CONJUNCTION = "&"
+"""The grammar's word for "and" between two commands (:data:`hub.asr.vocab.CONJUNCTION`)."""
+
+
+def _spoken(text: str) -> str:
+    """The text as said: the grammar's conjunction word read as "and"."""
+    return text.replace(f" {CONJUNCTION} ", " and ")
 
 
 def as_pcm(samples: np.ndarray) -> bytes:

@@ -234,8 +234,8 @@ def _text(decoder) -> str:
 def segment_result(engine: PocketSphinxEngine, decoder) -> Segment:
     """Text, n-best and confidence of the utterance ``decoder`` (and the phone loop) ended."""
     text = _text(decoder)
-    if not text:
-        return Segment("")
+    if not text:  # speech the grammar cannot fit at all: out of grammar, not silence
+        return Segment("", rejected=engine.vocab is not None)
     alternatives = dedupe([text, *_nbest(decoder)], engine.settings.nbest)
     if engine.phone_loop is None:
         return Segment(text, alternatives)

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
 from hub.intents import catalog
+from hub.asr.base import CONJUNCTION
+from hub.asr.coverage import understood
 from hub.asr.templates import Pattern, expand_patterns, template_data
 
 _LOG = logging.getLogger(__name__)
@@ -37,6 +39,16 @@ _LOG = logging.getLogger(__name__)
 VOCAB_VERSION = "2"
 """Bump when the generated files change shape, to invalidate old caches."""
 
+
+CONJOINABLE = frozenset({"HassTurnOn", "HassTurnOff", "HassLightSet"})
+"""Commands the grammar lets one utterance join with "and" ("turn on the kitchen light and
+turn off the bed light"); the others stand alone. Short ones ("pause", "next") are left out
+on purpose: allowed, they let noise before a command be heard as "pause and resume"
+(measured on shared/audio/real: "resume" was lost)."""
+
+
+CONJUNCTION_SHARE = 0.01
+"""Probability, at the end of a command, of going on with "and" and another command."""
 
 
 @dataclass(frozen=True)
@@ -85,8 +97,12 @@ def load_items(language: str = "en") -> tuple[str, ...]:
 def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
     """sha256 over the templates, the home's names, the items and library versions."""
     versions = [metadata.version(p) for p in ("home-assistant-intents", "hassil", "pocketsphinx")]
+    from hub.paths import DATA_DIR
+
     code = [(Path(__file__).parent / f).read_text(encoding="utf-8")
             for f in ("templates.py", "lexicon.py", "vocab.py")]
+    code += [p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "sentences").glob("*.yaml"))]
+    code.append((Path(__file__).parents[1] / "intents" / "rules.py").read_text(encoding="utf-8"))
     blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "code": code, "data": data, "items": items,
                        "home": [home.floors, home.areas, home.entities]},
                       sort_keys=True, default=str)
@@ -151,7 +167,8 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
     slots = _slot_values(home, items)
     domains = {e["domain"] for e in home.entities}
     usable = set(catalog.usable_in(domains))  # intents the home has a domain for
-    patterns = [p for p in expand_patterns(data) if p.intent in usable]
+    patterns = [p for p in expand_patterns(data) if p.intent in usable or p.intent.startswith("_")]
+    patterns = understood(patterns, home, slots)
     rules: dict[str, list[str]] = {}
     body: dict[str, list[str]] = {}
     for pattern in patterns:
@@ -163,6 +180,8 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
     numbers = [w for w in words if w.isdigit()]
     dictionary = "".join(f"{w}{f'({i + 1})' if i else ''} {pron}\n" for w in words
                          for i, pron in enumerate(pronounce(w, cmudict)[:4]))
+    dictionary += "".join(f"{CONJUNCTION}{f'({i + 1})' if i else ''} {pron}\n"
+                          for i, pron in enumerate(pronounce("and", cmudict)[:4]))
     vosk_words = sorted({s for w in words for s in (spell_number(w) if w.isdigit()
                                                     else w).split()})
     meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
@@ -221,16 +240,30 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
     outgoing branch of a state gets an equal share of its probability, a slot's share is split
     among its values; each pattern's end has a null transition to the one final state.
     """
-    trie: dict = {}
-    for alternatives in body.values():
+    trie, commands = {}, {}
+    for intent, alternatives in body.items():
         for line in alternatives:
-            node = trie
-            for token in line.split():
-                node = node.setdefault(token, {})
-            node[""] = {}
+            _insert(trie, line, intent in CONJOINABLE)
+            if intent in CONJOINABLE:
+                _insert(commands, line, True)
     graph = _FsgBuilder(rules)
-    graph.add_tree(trie, graph.new_state())
+    graph.add_tree(trie, graph.start)
+    if commands:
+        again = graph.new_state()
+        graph.lines.append(f"TRANSITION {graph.conj} {again} 1 {CONJUNCTION}")
+        graph.add_tree(commands, again)
     return graph.text()
+
+
+def _insert(trie: dict, line: str, conjoinable: bool) -> None:
+    """Add one pattern line to a prefix tree; its end is marked ``""`` (and ``"&"`` when
+    another command may follow it)."""
+    node = trie
+    for token in line.split():
+        node = node.setdefault(token, {})
+    node[""] = {}
+    if conjoinable:
+        node[CONJUNCTION] = {}
 
 
 class _FsgBuilder:
@@ -240,6 +273,9 @@ class _FsgBuilder:
         self.rules = rules
         self.count = 0
         self.final = self.new_state()
+        self.start = self.new_state()
+        self.conj = self.new_state()
+        """State after a command that "and" leads from into another command."""
         self.lines: list[str] = []
 
     def new_state(self) -> int:
@@ -249,17 +285,22 @@ class _FsgBuilder:
     def add_tree(self, node: dict, state: int) -> None:
         """Add the arcs of trie ``node`` leaving ``state``; a pattern's last word also
         gets an arc straight into the final state (no null transitions)."""
-        share = 1.0 / len(node.keys() - {""})
+        ends = {"", CONJUNCTION}
+        share = 1.0 / len(node.keys() - ends)
         for token, child in node.items():
-            if token == "":
+            if token in ends:
                 continue
-            targets = [self.final] if "" in child else []
-            if child.keys() - {""}:
-                targets.append(self.new_state())
-            for target in targets:
-                self.add_token(state, target, token, share)
-            if child.keys() - {""}:
-                self.add_tree(child, targets[-1])
+            more = bool(child.keys() - ends)
+            stop = 1.0 - CONJUNCTION_SHARE if CONJUNCTION in child else 1.0
+            targets = [(self.final, stop)] if "" in child else []
+            if CONJUNCTION in child:
+                targets.append((self.conj, CONJUNCTION_SHARE))
+            if more:
+                targets.append((self.new_state(), 1.0))
+            for target, weight in targets:
+                self.add_token(state, target, token, share * weight)
+            if more:
+                self.add_tree(child, targets[-1][0])
 
     def add_token(self, state: int, target: int, token: str, share: float) -> None:
         """Arcs for one token: a word, or every value of a ``<slot>`` rule."""
@@ -280,3 +321,4 @@ class _FsgBuilder:
         head = ["FSG_BEGIN hub", f"NUM_STATES {self.count}", f"START_STATE 1",
                 f"FINAL_STATE {self.final}"]
         return "\n".join([*head, *self.lines, "FSG_END"]) + "\n"
+

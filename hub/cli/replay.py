@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 from pathlib import Path
 
+from hub.act import timer_out
 from hub.cli.summary import score_lines, summary_line
 from hub.core.replay import answer_names, expand_paths, make_hub, replay_file
 from hub.errors import BadInputError
@@ -73,11 +75,15 @@ def _valid_text(value):
     return value
 
 
+_OUT = threading.Lock()  # traces and timer events come from two threads
+
+
 def _emit(trace: dict) -> None:
-    """One trace as one JSON line on stdout (valid UTF-8 whatever the file names)."""
-    trace = {**trace, "file": _valid_text(trace.get("file")), "audio": _valid_text(trace.get("audio"))}
-    sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    """One trace (or event) as one JSON line on stdout (valid UTF-8 whatever the file names)."""
+    trace = {k: _valid_text(v) if k in ("file", "audio") else v for k, v in trace.items()}
+    with _OUT:
+        sys.stdout.write(json.dumps(trace, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
 
 
 def _progress(i: int, n: int, trace: dict) -> None:
@@ -128,12 +134,14 @@ def run_replay(args) -> int:
     if out_dir is not None and out_dir.exists() and not out_dir.is_dir():
         print(f"hub: --out {out_dir} exists and is not a folder", file=sys.stderr)
         return 2
+    timer_out.print_events(hub, out_dir, _emit)
     traces = []
     for i, (path, name) in enumerate(zip(paths, answer_names(paths)), 1):
         trace = replay_file(hub, path, out_dir, args.realtime, name)
         traces.append(trace)
         _emit(trace)
         _progress(i, len(paths), trace)
+    timer_out.finish(hub)
     lines = [summary_line(traces)]
     if sentences:
         lines += score_lines(hub.engines.rules(), traces, sentences)
@@ -149,11 +157,13 @@ def run_ask(args) -> int:
     hub.engines.warm(["rules", "devices"] + (["tts"] if args.out else []) + llm_warm(hub, "ask"))
     out_dir = Path(args.out) if args.out else None
     if args.text == "-":
+        timer_out.print_events(hub, out_dir, _emit)
         for n, line in enumerate(sys.stdin, 1):
             line = line.encode("utf-8", "replace").decode("utf-8")  # undecodable bytes
             if line.strip():
                 out = str(out_dir / f"ask-{n:04d}.wav") if out_dir else None
                 _emit(hub.turn_text(line.strip(), out_path=out))
+        timer_out.finish(hub)  # timers up within [timers] exit_grace_s still ring
         return 0
     if not args.text.strip():
         print("hub: nothing to ask: TEXT is empty", file=sys.stderr)

@@ -31,9 +31,8 @@ def _rules(hub):
 
 def _actor(hub):
     from hub.act import Actor
-    from hub.act.timers import Timers
 
-    return Actor(hub.home, Timers())
+    return Actor(hub.home, hub.timers)
 
 
 class _NoDevices:

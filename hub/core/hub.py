@@ -76,6 +76,11 @@ class Hub:
         self.faults = parse_faults(tuple(res.inject) + tuple(inject), NODES)
         self.clock = clock
         self.conversations = Conversations(clock, self.home.satellite_area)
+        from hub.act.notifier import make_timer_events
+
+        self.events = make_timer_events(self)
+        """Timer events: ``hub.events.on_timer_finished(callback)`` (:mod:`hub.act.notifier`)."""
+        self.timers = self.events.timers
         self.graph = build_graph(self)
 
     # -- helpers the nodes use ----------------------------------------------------------------

@@ -19,6 +19,9 @@ log = logging.getLogger("hub.graph")
 NOT_UNDERSTOOD = "Sorry, I couldn't understand that."
 """Home Assistant's answer when no intent matched."""
 
+NOT_CAUGHT = "Sorry, I didn't catch that."
+"""The answer to speech the recognizer rejected as outside the grammar (not silence)."""
+
 DONE = "Done."
 """Said (pre-rendered) when an action succeeded but its answer cannot be synthesized."""
 
@@ -75,6 +78,9 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
 def rules(hub, state: dict, cancel: threading.Event) -> dict:
     """Match the alternatives against the rules; each segment is its own command when each matches."""
     conversation = hub.conversation_of(state)
+    stopped = hub.events.stop_request(state.get("transcript") or "")  # a timer rings: "stop"
+    if stopped is not None:
+        return stopped
     pending = conversation.take_confirmation()
     if pending is not None:
         answer = confirmation_answer(state.get("transcript") or "")
@@ -291,7 +297,8 @@ def respond(hub, state: dict) -> dict:
                 "source": "fallback"}
     if (state.get("response") or "").strip():
         return {}
-    return {"response": NOT_UNDERSTOOD, "source": state.get("source") or "rules"}
+    text = NOT_CAUGHT if state.get("rejected") and not state.get("transcript") else NOT_UNDERSTOOD
+    return {"response": text, "source": state.get("source") or "rules"}
 
 
 def tts(hub, state: dict, cancel: threading.Event) -> dict:

@@ -14,6 +14,7 @@ are salvaged into a fresh one (:mod:`hub.store.recover`).
 from __future__ import annotations
 
 import atexit
+import json
 import logging
 import os
 import sqlite3
@@ -282,6 +283,33 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
             parts.append(f"recovered from damage: moved to {recovered['moved_to']} "
                          f"({recovered['rows']})")
         return "; ".join(parts)
+
+
+def stored_timers(store: Store, records: list[dict] | None = None) -> list[dict]:
+    """The ``timers`` table, the only SQL for timers: with ``records``, replace its rows by
+    them (one transaction); return the rows stored (JSON records of
+    :meth:`hub.act.timers.Timers.records`). Never raises: a failed write is logged once (the
+    store's condition) and the timers stay in memory (``records`` is returned)."""
+    def replace(db):
+        conn = db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("DELETE FROM timers")
+            conn.executemany("INSERT INTO timers (id, record, at) VALUES (?, ?, ?)",
+                             [(r["id"], json.dumps(r), time.time()) for r in records])
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return True
+
+    if records is not None and not store._run("timers", replace, False):
+        return records
+    rows = store._run("timers read", lambda db: db.conn.execute(
+        "SELECT record FROM timers ORDER BY at, id").fetchall(), None, write=False)
+    if rows is None:
+        return [] if records is None else records
+    return [json.loads(row[0]) for row in rows]
 
 
 def open_store(path: str | Path | None, settings=None, *, background: bool = False) -> Store:

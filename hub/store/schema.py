@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 1
+VERSION = 2
 """The schema version this code writes."""
 
 _V1 = """
@@ -56,7 +56,12 @@ def _to_v1(conn: sqlite3.Connection) -> None:
             conn.execute(statement)
 
 
-MIGRATIONS = [_to_v1]
+def _to_v2(conn: sqlite3.Connection) -> None:
+    """1 -> 2: the ``timers`` table (running timers survive a restart, BC-27)."""
+    conn.execute("CREATE TABLE IF NOT EXISTS timers (id TEXT PRIMARY KEY, record TEXT, at REAL)")
+
+
+MIGRATIONS = [_to_v1, _to_v2]
 """``MIGRATIONS[n]`` migrates version ``n`` to ``n + 1``; ``len(MIGRATIONS) == VERSION``."""
 
 

@@ -1,0 +1,329 @@
+"""Timer events: a finished timer rings (alert chime + "Your 5 minute timer is done.") until
+it is stopped, cancelled or has rung for ``[timers] ring_s``; a timer that finished while the
+hub was off is reported once ("... finished while I was off.") and does not ring (BC-27).
+
+:class:`TimerEvents` is the API the entry points use (``hub.events``):
+``on_timer_finished(callback)`` is called with a :class:`TimerAlert` at the first ring and at
+every repeat (``alert.repeat`` counts them, 0 first) and for missed timers
+(``alert.event == "timer_missed"``); ``on_timer_stopped(callback)`` with the
+:class:`~hub.act.timers.TimerInfo` when a ringing timer stops (said "stop", cancelled, or
+rang out), so a player can cut the alert short. ``stop_armed`` is True while anything rings
+(a stop-word detector stays armed for it, BC-27 d). ``tick()`` does one round on the current
+clock (tests call it after moving their fake clock); ``start()`` runs it on a thread that
+sleeps until the next deadline.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from hub.act.timers import TimerInfo, Timers
+
+log = logging.getLogger(__name__)
+
+CHIME_RATE = 22050
+"""Sample rate of the chime when no voice gives one (Hz)."""
+
+STOP_WORDS = frozenset({"stop", "stop it", "stop the timer", "stop the alarm", "stop ringing",
+                        "stop the alert", "enough", "silence", "quiet", "ok", "okay", "thanks",
+                        "thank you", "cancel", "never mind", "nevermind", "dismiss", "shut up",
+                        "i'm up", "okay stop", "ok stop"})
+"""What silences a ringing timer when said while it rings (HA satellites' stop word)."""
+
+MAX_WAIT_S = 1.0
+"""Longest sleep of the notifier thread between checks (a clock jump is noticed by then)."""
+
+
+def chime(rate: int = CHIME_RATE) -> bytes:
+    """A two-note alert (E6 then C6, 0.18 s each, exponential decay), int16 mono at ``rate``.
+
+    Returns little-endian int16 PCM (about 0.5 s with its trailing pause).
+    """
+    notes = []
+    for freq in (1318.5, 1046.5):
+        t = np.arange(int(0.18 * rate)) / rate
+        tone = np.sin(2 * np.pi * freq * t) + 0.3 * np.sin(4 * np.pi * freq * t)
+        envelope = np.exp(-t * 12.0) * np.minimum(1.0, t / 0.01)
+        notes.append(0.35 * tone * envelope)
+    notes.append(np.zeros(int(0.15 * rate)))
+    return (np.concatenate(notes) * 32767).astype("<i2").tobytes()
+
+
+def spoken_duration(info: TimerInfo) -> str:
+    """The timer's length as an adjective: ``"5 minute"``, ``"1 hour and 30 minute"``."""
+    parts = [f"{n} {unit}" for n, unit in ((info.start_hours, "hour"),
+                                           (info.start_minutes, "minute"),
+                                           (info.start_seconds, "second")) if n]
+    return " and ".join(parts) if parts else "0 second"
+
+
+def alert_text(info: TimerInfo, missed: bool = False) -> str:
+    """``"Your 5 minute timer is done."`` (named: ``"Your pizza timer is done."``); missed:
+    ``"Your 5 minute timer finished while I was off."``."""
+    label = info.name.strip() or spoken_duration(info)
+    return f"Your {label} timer " + ("finished while I was off." if missed else "is done.")
+
+
+@dataclass(frozen=True)
+class TimerAlert:
+    """One ring of a timer (or the report of a missed one)."""
+
+    event: str
+    """``"timer_finished"`` or ``"timer_missed"``."""
+    timer: TimerInfo
+    text: str
+    """What is said."""
+    pcm: bytes
+    """int16 mono: the chime then the speech (the speech only for a missed timer)."""
+    rate: int
+    repeat: int = 0
+    """0 for the first ring, then 1, 2, ... while it keeps ringing."""
+
+    def to_json(self, audio: str | None) -> dict:
+        """The event line: ``{"event", "name", "duration_s", "audio", "id", "area", "text",
+        "repeat"}`` (``audio``: path of the written wav, or None)."""
+        t = self.timer
+        return {"event": self.event, "name": t.name or None, "duration_s": t.duration_s,
+                "audio": audio, "id": t.id, "area": t.area or None, "text": self.text,
+                "repeat": self.repeat}
+
+
+@dataclass
+class _Ring:
+    info: TimerInfo
+    first: float
+    last: float
+    repeat: int = 0
+
+
+class TimerEvents:
+    """Rings finished timers and tells listeners (see the module doc).
+
+    Args:
+        timers: the hub's timers.
+        settings: :class:`hub.settings.TimerSettings`.
+        speak: ``text -> (pcm, rate)`` or None when speech cannot be made; None: chime only.
+        clock: the same monotonic clock as ``timers``.
+    """
+
+    def __init__(self, timers: Timers, settings, speak: Callable | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.timers, self.settings, self._speak, self._clock = timers, settings, speak, clock
+        self._finished: list[Callable] = []
+        self._stopped: list[Callable] = []
+        self._ringing: dict[str, _Ring] = {}
+        self._audio: dict[str, tuple[bytes, int]] = {}
+        self._missed: list[TimerInfo] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._round = threading.Lock()
+
+    # -- listeners ----------------------------------------------------------------------------
+    def on_timer_finished(self, callback: Callable[[TimerAlert], object]) -> Callable:
+        """Call ``callback(alert)`` at every ring and for every missed timer; returns it."""
+        self._finished.append(callback)
+        return callback
+
+    def on_timer_stopped(self, callback: Callable[[TimerInfo], object]) -> Callable:
+        """Call ``callback(info)`` when a ringing timer stops; returns it."""
+        self._stopped.append(callback)
+        return callback
+
+    def report_missed(self, infos: list[TimerInfo]) -> None:
+        """Queue timers that finished while the hub was off; reported at the next tick."""
+        with self._lock:
+            self._missed.extend(infos)
+
+    @property
+    def stop_armed(self) -> bool:
+        """True while any timer rings."""
+        return bool(self.timers.ringing())
+
+    # -- stopping -----------------------------------------------------------------------------
+    def stop(self, area: str = "") -> list[TimerInfo]:
+        """Stop the ringing timers (of ``area`` when given); returns them."""
+        stopped = self.timers.stop_ringing(area)
+        self._forget([t.id for t in stopped], stopped)
+        return stopped
+
+    def stop_request(self, text: str) -> dict | None:
+        """A turn's state update when ``text`` is a stop word and a timer rings, else None.
+
+        The ringing stops at once; the answer is Home Assistant's "Timer cancelled".
+        """
+        said = " ".join(text.lower().replace(",", " ").replace(".", " ").replace("!", " ").split())
+        if said not in STOP_WORDS or not self.timers.ringing():
+            return None
+        self.stop()
+        return {"matches": [], "response": "Timer cancelled", "source": "rules",
+                "intent": "HassCancelTimer", "slots": {}}
+
+    # -- one round ----------------------------------------------------------------------------
+    def tick(self) -> list[TimerAlert]:
+        """Ring what is due, repeat or end what rings, report missed timers; returns the
+        alerts given to the listeners this round (one round at a time)."""
+        with self._round:
+            return self._tick()
+
+    def _tick(self) -> list[TimerAlert]:
+        alerts = [self._alert("timer_missed", info, 0) for info in self._take_missed()]
+        now = self._clock()
+        for info in self.timers.finished():
+            if info.command is not None:
+                alerts.append(TimerAlert("timer_finished", info, "", b"", CHIME_RATE))
+                continue
+            with self._lock:
+                self._ringing[info.id] = _Ring(info, now, now)
+            alerts.append(self._alert("timer_finished", info, 0))
+        alerts.extend(self._repeats(now))
+        for alert in alerts:
+            self._emit(self._finished, alert)
+        return alerts
+
+    def _repeats(self, now: float) -> list[TimerAlert]:
+        """Repeat rings that are due; stop the ones that rang out or were cancelled."""
+        live = {t.id for t in self.timers.ringing()}
+        gone = [k for k in list(self._ringing) if k not in live]
+        self._forget(gone, [self._ringing[k].info for k in gone if k in self._ringing])
+        out, expired = [], []
+        for ring in list(self._ringing.values()):
+            if now - ring.first >= self.settings.ring_s:
+                expired.append(ring.info)
+            elif now - ring.last >= self.settings.ring_every_s:
+                ring.last, ring.repeat = now, ring.repeat + 1
+                out.append(self._alert("timer_finished", ring.info, ring.repeat))
+        for info in expired:
+            self.timers.stop_ringing(timer_id=info.id)
+        self._forget([i.id for i in expired], expired)
+        return out
+
+    def _forget(self, ids: list[str], infos: list[TimerInfo]) -> None:
+        with self._lock:
+            known = [i for i in infos if self._ringing.pop(i.id, None) is not None]
+            for key in ids:
+                self._audio.pop(key, None)
+        for info in known:
+            self._emit(self._stopped, info)
+
+    def _take_missed(self) -> list[TimerInfo]:
+        with self._lock:
+            missed, self._missed = self._missed, []
+        return missed
+
+    def _emit(self, callbacks: list[Callable], value) -> None:
+        for callback in callbacks:
+            try:
+                callback(value)
+            except Exception:  # noqa: BLE001 - one broken listener must not stop the ringing
+                log.exception("timer listener failed")
+
+    # -- audio --------------------------------------------------------------------------------
+    def prepare(self, info: TimerInfo) -> tuple[bytes, int]:
+        """The alert audio of a timer (chime + its sentence), synthesized once and kept."""
+        with self._lock:
+            ready = self._audio.get(info.id)
+        if ready is not None:
+            return ready
+        speech = self._say(alert_text(info))
+        rate = speech[1] if speech else CHIME_RATE
+        audio = (chime(rate) + (speech[0] if speech else b""), rate)
+        with self._lock:
+            self._audio[info.id] = audio
+        return audio
+
+    def _say(self, text: str) -> tuple[bytes, int] | None:
+        if self._speak is None:
+            return None
+        try:
+            return self._speak(text)
+        except Exception as exc:  # noqa: BLE001 - the chime alone still rings
+            log.warning("timer speech not synthesized: %s", getattr(exc, "message", exc))
+            return None
+
+    def _alert(self, event: str, info: TimerInfo, repeat: int) -> TimerAlert:
+        if event == "timer_missed":
+            text = alert_text(info, missed=True)
+            speech = self._say(text)
+            pcm, rate = speech if speech else (b"", CHIME_RATE)
+        else:
+            text = alert_text(info)
+            pcm, rate = self.prepare(info)
+        return TimerAlert(event, replace(info, total_seconds_left=0), text, pcm, rate, repeat)
+
+    # -- the thread ---------------------------------------------------------------------------
+    def start(self) -> "TimerEvents":
+        """Run :meth:`tick` on a daemon thread until :meth:`close`; returns self."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="hub-timers", daemon=True)
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop the thread (ringing timers stay stored as ringing)."""
+        self._closed.set()
+        with self.timers.changed:
+            self.timers.changed.notify_all()
+        if self._thread is not None:
+            self._thread.join(2.0)
+
+    def _run(self) -> None:
+        while not self._closed.is_set():
+            try:
+                for info in self.timers.status():
+                    if info.command is None:
+                        self.prepare(info)  # before it is due, so it rings on time
+                self.tick()
+            except Exception:  # noqa: BLE001 - the thread must survive a bad round
+                log.exception("timer round failed")
+            with self.timers.changed:
+                if not self._closed.is_set():
+                    self.timers.changed.wait(self._sleep_s())
+
+    def _sleep_s(self) -> float:
+        due = self.timers.next_due_in()
+        waits = [MAX_WAIT_S] + ([due] if due is not None else [])
+        if self._ringing:
+            waits.append(0.1)
+        return max(0.01, min(waits))
+
+    def wait_for_due(self, grace_s: float, poll_s: float = 0.05) -> None:
+        """Block while a running timer will be up within ``grace_s`` from now, until it has
+        rung once (``hub ask -`` / ``hub replay`` at the end of their input)."""
+        end = time.monotonic() + grace_s
+        while time.monotonic() < end:
+            due = self.timers.next_due_in()
+            if due is None or due > end - time.monotonic():
+                return
+            if self._thread is None:
+                self.tick()
+            time.sleep(poll_s)
+        with self._round:  # a round that took a timer is over: its listeners were called
+            pass
+
+
+def make_timer_events(hub) -> TimerEvents:
+    """The timers and events of ``hub`` (a :class:`hub.core.hub.Hub`): timers kept in its
+    store (restored now; missed ones queued for the first tick), alert speech by its TTS."""
+    from hub.store.db import stored_timers
+
+    store = hub.store
+    persist = (lambda records: stored_timers(store, records)) if store is not None else None
+    timers = Timers(persist=persist)
+    events = TimerEvents(timers, hub.settings.timers, speak=lambda text: _synthesize(hub, text))
+    if store is not None:
+        events.report_missed(timers.restore(stored_timers(store)))
+    return events
+
+
+def _synthesize(hub, text: str) -> tuple[bytes, int] | None:
+    """``text`` spoken by the hub's voice: ``(pcm, rate)``; raises HubError when TTS is down."""
+    tts = hub.engines.tts()
+    chunks = list(tts.synthesize(text))
+    return (b"".join(c.pcm for c in chunks), chunks[0].rate if chunks else tts.rate)

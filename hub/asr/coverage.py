@@ -1,0 +1,105 @@
+"""What the grammar may hear, checked against what the rules understand (issue 7 item 8).
+
+:func:`understood` keeps only the sentence patterns the rules act on as the pattern's own
+intent, so the recognizer never hears a sentence that the rules would ignore or take as a
+different command; :func:`fsg_accepts` tells whether a word sequence is in a generated Sphinx
+FSG (tests walk the grammar with it).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from hub.asr.templates import Pattern
+
+PROBE_VALUES = 5
+"""Values of a pattern's first slot tried when checking it against the rules."""
+
+
+def understood(patterns: list[Pattern], home, slots) -> list[Pattern]:
+    """The patterns the rules understand as the pattern's intent (issue 7 item 8: the
+    recognizer must not hear a sentence that the rules would not act on, or would act on as
+    another command). Each slot is filled with a value of this home (the first slot with up
+    to :data:`PROBE_VALUES` values until one is understood). Patterns of ``_reply`` (yes/no
+    words, read by the turn logic) are kept; ``_exclusion`` ones only when the rules refuse
+    them (an exclusion heard as said must never become a command, BC-22)."""
+    from hub.home import Home
+    from hub.intents.rules import Rules
+    from hub.settings import IntentSettings
+
+    rules = Rules(Home.from_settings(home), IntentSettings())
+    kept = []
+    for pattern in patterns:
+        if pattern.intent == "_reply":
+            kept.append(pattern)
+            continue
+        want = None if pattern.intent == "_exclusion" else pattern.intent
+        for text in _probes(pattern, slots):
+            match = rules.recognize(text)
+            if (match.intent if match else None) == want:
+                kept.append(pattern)
+                break
+    return kept
+
+
+def _probes(pattern: Pattern, slots) -> list[str]:
+    """Texts of ``pattern`` with its slots filled (several values for the first slot)."""
+    first, texts = True, [[]]
+    for token in pattern.tokens:
+        if not token.startswith("{"):
+            texts = [t + [token] for t in texts]
+            continue
+        values = _values(token[1:-1], slots)[:PROBE_VALUES if first else 1]
+        if not values:
+            return []
+        texts = [t + [v] for t in texts for v in values]
+        first = False
+    return [" ".join(t) for t in texts]
+
+
+def _values(spec: str, slots) -> list[str]:
+    kind, _, arg = spec.partition(":")
+    if kind == "range":
+        start, stop, step = (int(x) for x in arg.split(":"))
+        return [str(n) for n in range(start, stop + 1, step)][1:2] or [str(start)]
+    wanted = set(arg.split("+")) if arg else None
+    return [text for text, domain in slots.get(kind, []) if wanted is None or domain in wanted]
+
+
+def fsg_accepts(fsg_text: str, words: list[str]) -> bool:
+    """True when the Sphinx FSG document ``fsg_text`` accepts the word sequence ``words``
+    (an NFA walk over its transitions; null transitions are followed too)."""
+    start, final, arcs = _parse(fsg_text)
+    states = _closure({start}, arcs)
+    for word in words:
+        states = _closure({to for s in states for w, to in arcs.get(s, ()) if w == word}, arcs)
+        if not states:
+            return False
+    return final in states
+
+
+@lru_cache(maxsize=4)
+def _parse(fsg_text: str) -> tuple[str, str, dict]:
+    """Start state, final state and arcs (state -> [(word, next state)]) of an FSG."""
+    arcs: dict[str, list[tuple[str, str]]] = {}
+    start = final = ""
+    for line in fsg_text.splitlines():
+        parts = line.split()
+        if parts[:1] == ["START_STATE"]:
+            start = parts[1]
+        elif parts[:1] == ["FINAL_STATE"]:
+            final = parts[1]
+        elif parts[:1] == ["TRANSITION"]:
+            arcs.setdefault(parts[1], []).append((parts[4] if len(parts) > 4 else "", parts[2]))
+    return start, final, arcs
+
+
+def _closure(states: set[str], arcs: dict) -> set[str]:
+    """``states`` plus every state reachable from them by null transitions."""
+    todo, seen = list(states), set(states)
+    while todo:
+        for word, to in arcs.get(todo.pop(), ()):
+            if not word and to not in seen:
+                seen.add(to)
+                todo.append(to)
+    return seen
