@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from fakes import FakeLlm, FakeTts, make_hub, speech
@@ -285,13 +287,16 @@ def test_bc13_answers_are_cleaned_before_tts(answer, spoken):
 
 @pytest.mark.parametrize("answer", ["", "   ", "\n\t", "...", "?!", "—", "🙂👍",
                                     '{"intent": "HassTurnOn", "slots": {}}'])
-def test_bc08_unspeakable_llm_answer_falls_back_to_speech(answer):
+def test_bc08_unspeakable_llm_answer_is_nothing_to_say(answer, caplog):
     hub = make_hub(text="why is the sky blue",
                    llm=FakeLlm(('{"intent": "answer", "confidence": 0.9}',), answer=(answer,)))
     result = hub.answer_audio(speech())
     trace = result.trace
-    assert trace["fallback_level"] == 4 and result.pcm
-    assert [e["kind"] for e in trace["errors"]] == ["invalid_output", "invalid_output"]
+    assert trace["status"] == "ok" and trace["errors"] == [] and trace["response"] == ""
+    assert result.pcm is None and hub.fake_tts.sentences == []  # no Piper call at all
+    assert "nothing to say" in caplog.text
+    follow = hub.turn_text("turn on the kitchen light")  # the next request is served normally
+    assert follow["status"] == "ok" and follow["intent"] == "HassTurnOn"
 
 
 # -- actions reach the MQTT broker --------------------------------------------------------------
@@ -393,9 +398,14 @@ def test_llm_answer_is_synthesized_sentence_by_sentence_as_generated():
             yield from super().synthesize(text, cancel)
 
     def answer(question, cancel=None):
-        for sentence in ("First part.", "Second part."):
-            order.append(("llm", sentence))
-            yield sentence
+        order.append(("llm", "First part."))
+        yield "First part."
+        for _ in range(100):  # the first sentence is synthesized while the second is written
+            if ("tts", "First part.") in order:
+                break
+            time.sleep(0.01)
+        order.append(("llm", "Second part."))
+        yield "Second part."
 
     llm = FakeLlm()
     llm.answer = answer
@@ -405,4 +415,4 @@ def test_llm_answer_is_synthesized_sentence_by_sentence_as_generated():
     assert order == [("llm", "First part."), ("tts", "First part."),
                      ("llm", "Second part."), ("tts", "Second part.")]
     assert trace["response"] == "First part. Second part." and trace_result.pcm
-    assert "tts" not in trace["timings_ms"] and trace["timings_ms"]["ttfa"] is not None
+    assert trace["timings_ms"]["ttfa"] is not None

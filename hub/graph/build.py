@@ -18,7 +18,7 @@ from functools import partial
 
 from langgraph.graph import END, START, StateGraph
 
-from hub.graph import nodes
+from hub.graph import nodes, streaming
 from hub.graph.guard import BREAKER_OPEN, guarded
 from hub.graph.state import TurnState
 from hub.resilience.retry import MAX_ATTEMPTS, should_retry
@@ -125,6 +125,9 @@ def route_llm_intent(hub, state: dict) -> str:
 def route_llm_answer(state: dict) -> str:
     kind = _failed(state, "llm_answer")
     if kind:
+        speech = streaming.current(state)
+        if kind == "timeout" and speech is not None and speech.sentences:
+            return "respond"  # what was said stands; a retry would only say it again
         return "llm_answer" if _retry(state, "llm_answer", kind) else "relaxed"
     return "respond"
 
@@ -152,8 +155,8 @@ def route_act(state: dict) -> str:
 
 
 def route_respond(hub, state: dict) -> str:
-    if state.get("spoken"):
-        return END  # the LLM's answer was synthesized as it was written
+    if hub.speak and streaming.current(state) is not None:
+        return "tts"  # the LLM's answer is being spoken: wait for it, say what it left
     return "tts" if hub.speak and (state.get("response") or "").strip() else END
 
 

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 
-from hub.errors import HubError, InvalidOutputError, TimeoutError_
+from hub.errors import TimeoutError_
 
 log = logging.getLogger("hub.graph")
 
@@ -133,34 +133,35 @@ def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
 def llm_answer(hub, state: dict, cancel: threading.Event) -> dict:
     """A short spoken answer from the LLM (at most two sentences), cleaned for speech.
 
-    When the hub speaks, each sentence is synthesized as soon as the model finishes it, so
-    the first one plays while the second is generated. A TTS failure here only stops that
-    streaming; the tts node then handles the whole answer (and its fallbacks).
+    Each sentence goes to the turn's :class:`~hub.graph.streaming.AnswerSpeech` as soon as
+    the model finishes it: it is spoken on its own thread (outside this node's budget) while
+    the next one is generated, and a retry never says a sentence twice. An answer with
+    nothing speakable is "nothing to say" (BC-08): no error, nothing spoken.
     """
     from hub.graph.speech import clean_answer
+    from hub.graph.streaming import answer_speech
 
-    speaker = _Streamer(hub, state) if hub.speak else None
-    sentences = []
+    speech = answer_speech(hub, state)
     for sentence in hub.engines.llm().answer(state["transcript"], cancel):
         text = clean_answer(sentence)
         if text:
-            sentences.append(text)
-            if speaker is not None:
-                speaker.say(text, cancel)
+            speech.add(text)
         if cancel.is_set():
             break
-    if not sentences:
-        raise InvalidOutputError("llm gave nothing speakable", node="llm_answer")
-    return {"response": " ".join(sentences), "source": "llm",
-            **(speaker.result() if speaker is not None else {})}
+    if cancel.is_set():
+        raise TimeoutError_("llm answer stopped: out of time", node="llm_answer")
+    if not speech.sentences:
+        log.warning("llm answer had nothing to say for %r", state["transcript"])
+        return {"response": "", "source": "llm", "nothing_to_say": True}
+    return {"response": speech.text, "source": "llm"}
 
 
 class _Streamer:
-    """Synthesizes an answer sentence by sentence while the LLM writes the next one."""
+    """Synthesizes a response, handing each chunk to the conversation's player when ready."""
 
     def __init__(self, hub, state: dict):
         self.hub, self.state = hub, state
-        self.pcm, self.rate, self.ttfa, self.failed = bytearray(), None, None, False
+        self.pcm, self.rate, self.ttfa = bytearray(), None, None
 
     def synthesize(self, text: str, cancel: threading.Event) -> None:
         """Synthesize ``text``, handing each chunk to the player as it is ready.
@@ -176,21 +177,6 @@ class _Streamer:
             self.pcm += chunk.pcm
             self.rate = chunk.rate
             self.hub.conversation_of(self.state).play(chunk)
-
-    def say(self, text: str, cancel: threading.Event) -> None:
-        """:meth:`synthesize`, but a failure only stops the streaming (logged)."""
-        if self.failed:
-            return
-        try:
-            self.synthesize(text, cancel)
-        except HubError as exc:
-            log.warning("streaming the answer stopped (%s); the tts node takes over", exc.message)
-            self.failed = True
-
-    def result(self) -> dict:
-        if self.failed or not self.pcm:
-            return {}
-        return {"pcm": bytes(self.pcm), "rate": self.rate, "ttfa_ms": self.ttfa, "spoken": True}
 
 
 _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
@@ -267,17 +253,32 @@ def no_speech(hub, state: dict) -> dict:
 
 def respond(hub, state: dict) -> dict:
     """Make sure there is something to say, including when the action failed."""
+    from hub.graph import streaming
+
     failed = state.get("failed")
     if failed and failed["node"] == "act":
         return {"response": ACT_FAILED, "fallback_level": max(state.get("fallback_level", 0), 3),
                 "source": "fallback"}
-    if (state.get("response") or "").strip():
+    speech = streaming.current(state)
+    if not hub.speak:
+        streaming.release(state)
+    if (state.get("response") or "").strip() or state.get("nothing_to_say"):
         return {}
+    if speech is not None and speech.sentences:  # the LLM ran out of time after speaking
+        return {"response": speech.text, "source": "llm"}
     return {"response": NOT_UNDERSTOOD, "source": state.get("source") or "rules"}
 
 
 def tts(hub, state: dict, cancel: threading.Event) -> dict:
-    """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready."""
+    """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready.
+
+    After a streamed LLM answer, wait for its speech and synthesize only what it left unsaid.
+    """
+    from hub.graph import streaming
+
+    speech = streaming.current(state)
+    if speech is not None:
+        return _finish_answer(hub, state, speech, cancel)
     canned = hub.canned_audio(state["response"])
     if canned is not None:
         hub.conversation_of(state).play(canned)
@@ -289,6 +290,20 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
         hub.store.put_response_audio(response_key(state["response"]), bytes(speech.pcm),
                                      speech.rate)
     return {"pcm": bytes(speech.pcm), "rate": speech.rate, "ttfa_ms": speech.ttfa}
+
+
+def _finish_answer(hub, state: dict, speech, cancel: threading.Event) -> dict:
+    """The tts of a streamed answer: its audio, plus the sentences streaming could not say."""
+    from hub.graph import streaming
+
+    unsaid = speech.finish(cancel)
+    streaming.release(state)
+    pcm, rate, ttfa = bytes(speech.pcm), speech.rate, speech.ttfa_ms
+    if unsaid:
+        rest = _Streamer(hub, state)
+        rest.synthesize(" ".join(unsaid), cancel)
+        pcm, rate, ttfa = pcm + bytes(rest.pcm), rate or rest.rate, ttfa or rest.ttfa
+    return {"pcm": pcm or None, "rate": rate, "ttfa_ms": ttfa}
 
 
 def since_end_of_input_ms(state: dict) -> float:

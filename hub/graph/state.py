@@ -35,7 +35,7 @@ class TurnState(TypedDict, total=False):
     matches: list           # hub.intents.IntentMatch, one per command, in order
     outcomes: list          # hub.act.Outcome per match
     confirm: Any            # an LLM match waiting for a spoken yes
-    spoken: bool            # the answer's audio was made while it was generated (LLM answers)
+    nothing_to_say: bool    # the LLM answer had no speakable text (BC-08): nothing is spoken
     ttfa_ms: float | None   # end of input -> first answer audio ready
     match: Any              # hub.intents.IntentMatch or None
     llm: Any                # hub.llm.LlmIntent or None
