@@ -180,7 +180,7 @@ class HomeSettings:
     areas: tuple[dict, ...] = ()
     """``{name, floor?}`` tables."""
     entities: tuple[dict, ...] = ()
-    """``{name, domain, area?, features?, state?, attributes?, sensitive?}`` tables."""
+    """``{name, domain, area?, features?, state?, attributes?, sensitive?, confirm?}`` tables (``confirm = false``: a sensitive entity is not asked back)."""
     satellite_area: str = ""
     """The area this hub stands in ("the lights" means this area's lights)."""
 
@@ -201,7 +201,8 @@ class Settings:
     home: HomeSettings = field(default_factory=HomeSettings)
 
 
-_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive"}
+_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive",
+                "confirm"}
 _SHAPES = {"floors": {"name"}, "areas": {"name", "floor"}, "entities": _ENTITY_KEYS}
 
 
@@ -280,6 +281,8 @@ def _check_home(home: HomeSettings) -> None:
             raise ConfigError(f"{path}.area: no area named {ent['area']!r}")
         if "sensitive" in ent and not isinstance(ent["sensitive"], bool):
             raise ConfigError(f"{path}.sensitive: expected true or false")
+        if "confirm" in ent and not isinstance(ent["confirm"], bool):
+            raise ConfigError(f"{path}.confirm: expected true or false")
         if "features" in ent and not isinstance(ent["features"], list):
             raise ConfigError(f"{path}.features: expected a list")
         if "attributes" in ent and not isinstance(ent["attributes"], dict):

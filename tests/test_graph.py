@@ -302,37 +302,19 @@ def test_bc08_unspeakable_llm_answer_is_nothing_to_say(answer, caplog):
 # -- actions reach the MQTT broker --------------------------------------------------------------
 def test_actions_are_published_to_mqtt_once(tmp_path):
     import dataclasses
-    import json as _json
-    import threading
+    import uuid
 
-    import paho.mqtt.client as mqtt
+    from mqtt_helpers import Subscriber
 
-    got, ready = [], threading.Event()
-    sub = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="hub-test-graph")
-    sub.on_message = lambda c, u, m: got.append((m.topic, _json.loads(m.payload)))
-    sub.on_subscribe = lambda *a: ready.set()
-    try:
-        sub.connect("127.0.0.1", 1883)
-    except OSError as exc:
-        raise AssertionError(f"no MQTT broker on 127.0.0.1:1883 ({exc}); "
-                             "scripts/test.sh starts one") from None
-    sub.subscribe("hubtest/#", qos=1)
-    sub.loop_start()
-    try:
-        assert ready.wait(2)
+    prefix = f"hubtest-{uuid.uuid4().hex[:8]}"  # other runs share the broker
+    with Subscriber(f"{prefix}/+/+/set") as sub:
         hub = make_hub(store=Store(tmp_path / "hub.db"))
         hub.settings = dataclasses.replace(hub.settings, mqtt=dataclasses.replace(
-            hub.settings.mqtt, enabled=True, topic_prefix="hubtest"))
+            hub.settings.mqtt, enabled=True, topic_prefix=prefix))
         trace = hub.turn_audio(speech())
-        for _ in range(40):
-            if got:
-                break
-            threading.Event().wait(0.05)
-    finally:
-        sub.loop_stop()
-        sub.disconnect()
+        got = sub.wait_for(1)
     assert trace["status"] == "ok"
-    assert [t for t, _ in got] == ["hubtest/light/kitchen_light/set"]
+    assert [t for t, _ in got] == [f"{prefix}/light/kitchen_light/set"]
     assert got[0][1]["service"] == "turn_on"
 
 

@@ -13,6 +13,7 @@ import threading
 import time
 
 from hub.errors import TimeoutError_
+from hub.graph.confirmation import confirmation_answer
 
 log = logging.getLogger("hub.graph")
 
@@ -25,22 +26,30 @@ DONE = "Done."
 ACT_FAILED = "Sorry, I couldn't do that right now."
 """The answer when a device action failed after its retry."""
 
+CANCELLED = "Okay, I won't."
+"""The answer to a "no" after "Do you want me to ...?"."""
+
 
 # -- input ------------------------------------------------------------------------------------
 def fingerprint(hub, state: dict) -> dict:
-    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1)."""
+    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1).
+
+    A question asked in the previous turn ("Do you want me to ...?") is taken here: only this
+    turn may answer it, so silence or a failed recognition cancels it too.
+    """
+    pending = {"pending": hub.conversation_of(state).take_confirmation()}
     if state.get("text") is not None:
         text = state["text"].strip()
-        return {"transcript": text, "alternatives": [text], "fingerprint": None}
+        return {"transcript": text, "alternatives": [text], "fingerprint": None, **pending}
     samples = state.get("samples")
     if samples is None or len(samples) == 0:
-        return {"fingerprint": None}
+        return {"fingerprint": None, **pending}
     fp = hashlib.sha256(samples.tobytes()).hexdigest()[:32]
     cached = hub.store.get_transcript(fp) if hub.store is not None else None
     if cached and cached[0]:
         return {"fingerprint": fp, "transcript": cached[0],
-                "alternatives": list(cached[1]) or [cached[0]], "cache_hit": True}
-    return {"fingerprint": fp}
+                "alternatives": list(cached[1]) or [cached[0]], "cache_hit": True, **pending}
+    return {"fingerprint": fp, **pending}
 
 
 def asr(hub, state: dict, cancel: threading.Event) -> dict:
@@ -66,13 +75,14 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
 def rules(hub, state: dict, cancel: threading.Event) -> dict:
     """Match the alternatives against the rules; each segment is its own command when each matches."""
     conversation = hub.conversation_of(state)
-    pending = conversation.take_confirmation()
-    if pending is not None:
+    pending = state.get("pending")
+    if pending:
         answer = confirmation_answer(state.get("transcript") or "")
         if answer is True:
-            return {"matches": [pending], "source": "llm"}
+            return {"matches": list(pending), "confirmed": True,
+                    "source": pending[0].source or "rules"}
         if answer is False:
-            return {"matches": [], "response": "Okay, I won't.", "source": "rules"}
+            return {"matches": [], "response": CANCELLED, "source": "rules"}
     engine = hub.engines.rules()
     segments = state.get("segments") or []
     if len(segments) > 1:
@@ -90,17 +100,6 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
 
 MAX_RAW_CHARS = 4000
 """Model output longer than this is cut before parsing (a runaway model, BC-13)."""
-
-
-YES = frozenset({"yes", "yeah", "yep", "sure", "yes please", "do it", "please do", "confirm",
-                 "okay", "ok", "go ahead"})
-NO = frozenset({"no", "nope", "cancel", "don't", "no thanks", "never mind", "stop"})
-
-
-def confirmation_answer(text: str) -> bool | None:
-    """True for a yes, False for a no, None for anything else (a new request)."""
-    said = " ".join(text.lower().replace(",", " ").replace(".", " ").split())
-    return True if said in YES else False if said in NO else None
 
 
 def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
@@ -179,26 +178,16 @@ class _Streamer:
             self.hub.conversation_of(self.state).play(chunk)
 
 
-_VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
-          ("cover", "HassTurnOn"): "open", ("cover", "HassTurnOff"): "close",
-          ("HassTurnOn", None): "turn on", ("HassTurnOff", None): "turn off"}
-
-
 def confirm(hub, state: dict) -> dict:
-    """Ask before a sensitive action that came from the LLM; the next turn's yes does it."""
-    match = state["confirm"]
-    hub.conversation_of(state).ask_confirmation(match)
-    slots = match.slots
-    domain = hub.domain_of(match.entities[0]) if match.entities else slots.get("domain")
-    verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
-    if match.entities:
-        target = "the " + ", ".join(match.entities)
-    elif slots.get("area"):
-        target = f"the {domain or 'device'}s in the {slots['area']}"
-    else:
-        target = f"every {domain or 'device'}"
-    return {"response": f"Do you want me to {verb} {target}?", "source": "llm",
-            "intent": match.intent, "slots": dict(slots)}
+    """Ask before a sensitive action (any path); the next turn's yes in this conversation does it."""
+    from hub.graph.confirmation import question
+
+    matches = [state["confirm"]] if state.get("confirm") is not None else state["matches"]
+    hub.conversation_of(state).ask_confirmation(tuple(matches))
+    first = matches[0]
+    return {"response": question(hub.home, matches), "matches": [],
+            "source": state.get("source") or first.source, "intent": first.intent,
+            "slots": dict(first.slots)}
 
 
 # -- action and answer ------------------------------------------------------------------------

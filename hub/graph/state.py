@@ -35,6 +35,8 @@ class TurnState(TypedDict, total=False):
     matches: list           # hub.intents.IntentMatch, one per command, in order
     outcomes: list          # hub.act.Outcome per match
     confirm: Any            # an LLM match waiting for a spoken yes
+    pending: Any            # tuple of matches the previous turn asked about, or None
+    confirmed: bool         # the matches were confirmed by a yes: act without asking
     nothing_to_say: bool    # the LLM answer had no speakable text (BC-08): nothing is spoken
     ttfa_ms: float | None   # end of input -> first answer audio ready
     match: Any              # hub.intents.IntentMatch or None

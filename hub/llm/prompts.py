@@ -63,7 +63,8 @@ def home_names(home: HomeSettings) -> HomeNames:
     return HomeNames(
         entity_names=tuple(e["name"] for e in ents),
         area_names=tuple(a["name"] for a in home.areas),
-        sensitive_names=tuple(e["name"] for e in ents if e.get("sensitive")),
+        sensitive_names=tuple(e["name"] for e in ents
+                              if e.get("sensitive") and e.get("confirm", True)),
         domains=tuple(sorted({e["domain"] for e in ents})),
     )
 
