@@ -56,4 +56,5 @@ class TurnState(TypedDict, total=False):
     failed: dict | None     # {"node", "kind"} of the last failure, None after a success
     strict: bool            # the LLM retry asks with the stricter prompt
     timings_ms: dict[str, float]
+    load_ms: dict[str, float]   # part of timings_ms spent building engines (not LLM budget)
     breakers: list[dict]    # breaker transitions during the turn
