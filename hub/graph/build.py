@@ -163,7 +163,8 @@ def route_act(state: dict) -> str:
 
 
 def route_respond(hub, state: dict) -> str:
-    if hub.speak and streaming.current(state) is not None:
+    speech = streaming.current(state)
+    if hub.speak and speech is not None and speech.sentences:
         return "tts"  # the LLM's answer is being spoken: wait for it, say what it left
     return "tts" if hub.speak and (state.get("response") or "").strip() else END
 

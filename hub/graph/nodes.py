@@ -93,8 +93,32 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
                     "transcript": " ".join(m.text for m in matches)}
     text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")],
                               conversation.area)
-    if match is None:  # a curated canned answer beats a small model's guess
+    if match is None:
+        fact = _fact(hub, text)  # time, date, weather, states: from their source only
+        if fact is not None:
+            return fact
+        # a curated canned answer beats a small model's guess
         return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
+    return {"matches": [match], "transcript": text, "source": "rules"}
+
+
+def _fact(hub, text: str) -> dict | None:
+    """The update answering a fact question from its source (:mod:`hub.llm.facts`), or None."""
+    from datetime import datetime
+
+    from hub.intents.rules import IntentMatch
+    from hub.llm.facts import route
+
+    fact = route(text, hub.home, datetime.now())
+    if fact is None:
+        return None
+    log.info("fact question (%s) answered from its source: %r", fact.topic, text)
+    if fact.response:
+        return {"matches": [], "response": fact.response, "intent": fact.intent,
+                "slots": dict(fact.slots), "source": "rules", "transcript": text}
+    name = fact.slots.get("name")
+    match = IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
+                        entities=(name,) if name else ())
     return {"matches": [match], "transcript": text, "source": "rules"}
 
 
@@ -140,17 +164,31 @@ def llm_answer(hub, state: dict, cancel: threading.Event) -> dict:
     from hub.graph.speech import clean_answer
     from hub.graph.streaming import answer_speech
 
-    speech = answer_speech(hub, state)
-    for sentence in hub.engines.llm().answer(state["transcript"], cancel):
-        text = clean_answer(sentence)
-        if text:
-            speech.add(text)
-        if cancel.is_set():
-            break
+    from datetime import datetime
+
+    from hub.llm.facts import honest_answer, made_up
+
+    speech, question = answer_speech(hub, state), state["transcript"]
+    sentences = hub.engines.llm().answer(question, cancel)
+    try:
+        for sentence in sentences:
+            text = clean_answer(sentence)
+            if text and made_up(text, hub.home):  # never a fact of its own (code, not prompt)
+                log.warning("llm answer claimed a fact, not said: %r", text)
+                if not speech.sentences:
+                    return {"response": honest_answer(question, hub.home, datetime.now()),
+                            "source": "llm"}
+                break
+            if text:
+                speech.add(text)
+            if cancel.is_set():
+                break
+    finally:
+        getattr(sentences, "close", lambda: None)()  # stops the generation
     if cancel.is_set():
         raise TimeoutError_("llm answer stopped: out of time", node="llm_answer")
     if not speech.sentences:
-        log.warning("llm answer had nothing to say for %r", state["transcript"])
+        log.warning("llm answer had nothing to say for %r", question)
         return {"response": "", "source": "llm", "nothing_to_say": True}
     return {"response": speech.text, "source": "llm"}
 
@@ -249,8 +287,8 @@ def respond(hub, state: dict) -> dict:
         return {"response": ACT_FAILED, "fallback_level": max(state.get("fallback_level", 0), 3),
                 "source": "fallback"}
     speech = streaming.current(state)
-    if not hub.speak:
-        streaming.release(state)
+    if not hub.speak or (speech is not None and not speech.sentences):
+        streaming.release(state)  # nothing streamed: the tts node has nothing to wait for
     if (state.get("response") or "").strip() or state.get("nothing_to_say"):
         return {}
     if speech is not None and speech.sentences:  # the LLM ran out of time after speaking
@@ -266,8 +304,9 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
     from hub.graph import streaming
 
     speech = streaming.current(state)
-    if speech is not None:
+    if speech is not None and speech.sentences:
         return _finish_answer(hub, state, speech, cancel)
+    streaming.release(state)
     canned = hub.canned_audio(state["response"])
     if canned is not None:
         hub.conversation_of(state).play(canned)
