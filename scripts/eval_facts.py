@@ -94,23 +94,32 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--questions", default=str(ROOT / "tests" / "data" / "fact_questions.toml"))
     ap.add_argument("--no-audio", action="store_true")
+    ap.add_argument("--open-asr", action="store_true",
+                    help="voice: recognize without the home's grammar ([asr] restrict = false)")
+    ap.add_argument("--no-typed", action="store_true", help="voice only")
     args = ap.parse_args()
     rows = tomllib.loads(Path(args.questions).read_text(encoding="utf-8"))["q"]
     with tempfile.TemporaryDirectory() as tmp:
         configs = write_configs(Path(tmp))
         homes = {k: Home.from_settings(load_settings(str(p)).home) for k, p in configs.items()}
         typed = []
-        for variant, config in configs.items():
+        for variant, config in ({} if args.no_typed else configs).items():
             mine = [r for r in rows if r.get("home", "sample") == variant]
             typed += judged(mine, ask_all([r["q"] for r in mine], config), homes)
         spoken = []
         if not args.no_audio:
             mine = [r for r in rows if r.get("audio") and r.get("home", "sample") == "sample"]
-            spoken = judged(mine, replay_all(mine, configs["sample"], Path(tmp)), homes)
+            voice = configs["sample"]
+            if args.open_asr:
+                voice = Path(tmp) / "open.toml"
+                voice.write_text(configs["sample"].read_text() + "\n[asr]\nrestrict = false\n")
+            spoken = judged(mine, replay_all(mine, voice, Path(tmp)), homes)
     print("| input | questions | right | made up | wrong |\n|---|---|---|---|---|")
-    print(table("typed (`hub ask -`, LLM on)", typed))
+    if typed:
+        print(table("typed (`hub ask -`, LLM on)", typed))
     if spoken:
-        print(table("voice (Piper -> `hub replay`, LLM on)", spoken))
+        grammar = "open recognizer" if args.open_asr else "home grammar"
+        print(table(f"voice (Piper -> `hub replay`, {grammar}, LLM on)", spoken))
     for how, results in (("typed", typed), ("voice", spoken)):
         for row, trace, verdict in results:
             if verdict != "right":

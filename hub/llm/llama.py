@@ -166,7 +166,13 @@ class LlamaEngine:
                 self._prefixes.setdefault(kind, self._save_prefix(self._builders[kind]))
 
     def _tokens(self, messages: list[dict]) -> list[int]:
-        """The prompt tokens of chat ``messages`` (the model's own chat template)."""
+        """The prompt tokens of chat ``messages`` (the model's own chat template).
+
+        Raises:
+            TransientError: the engine is closed (the process is ending).
+        """
+        if self._llm is None:
+            raise TransientError("llama.cpp is closed", node="llm")
         text = self._format(messages=messages).prompt
         return self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
 
