@@ -198,3 +198,24 @@ def test_fuzzy_rules_path_is_asked_back_too():
     assert hub.fake_devices.published == []
     hub.turn_text("yes")
     assert hub.fake_devices.published == [("Front Door", "unlock")]
+
+
+@pytest.mark.parametrize("said, question", [
+    ("unlock the front door", "Do you want me to unlock the Front Door?"),
+    ("open the garage door", "Do you want me to open the Garage Door?"),
+])
+def test_synthesized_voice_is_asked_back_and_sends_nothing(tmp_path, said, question):
+    """Piper speech through the real recognizer: asked back; nothing reaches the devices."""
+    from hub.audio.load import load_wav
+    from hub.cli.main import main
+
+    wav = tmp_path / "said.wav"
+    assert main(["say", said, "--out", str(wav)]) == 0
+    devices = FakeDevices()
+    cfg = settings()
+    hub = Hub(cfg, entry="replay", factories={"devices": lambda h: devices},
+              probe=FixedProbe(), speak=False)
+    hub.engines.warm(["asr", "rules"])  # loaded before the turn, as hub replay does
+    trace = hub.turn_audio(load_wav(wav).samples)
+    assert trace["transcript"] == said and trace["response"] == question
+    assert devices.published == []
