@@ -37,7 +37,10 @@ def fingerprint(hub, state: dict) -> dict:
     A question asked in the previous turn ("Do you want me to ...?") is taken here: only this
     turn may answer it, so silence or a failed recognition cancels it too.
     """
-    pending = {"pending": hub.conversation_of(state).take_confirmation()}
+    taken = hub.conversation_of(state).take_confirmation()
+    if taken is not None and not isinstance(taken, (tuple, list)):
+        taken = (taken,)  # one match asked about
+    pending = {"pending": tuple(taken) if taken else None}
     if state.get("text") is not None:
         text = state["text"].strip()
         return {"transcript": text, "alternatives": [text], "fingerprint": None, **pending}

@@ -113,6 +113,7 @@ class AnswerSpeech:
             self._hub.conversation_of(self._state).play(chunk)
             if not self.said or self.said[-1] is not sentence:
                 self.said.append(sentence)
+                log.info("answer sentence spoken: %r", sentence)
 
     def finish(self, cancel: threading.Event) -> list[str]:
         """Wait until every added sentence is said; the sentences left unsaid (a TTS failure).

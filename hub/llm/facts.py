@@ -234,17 +234,19 @@ def route(text: str, home, now: datetime) -> Fact | None:
     return Fact(kind, intent="HassClimateGetTemperature", slots={"name": climate.name})
 
 
-_QUESTION_START = frozenset({"is", "are", "was", "were", "did", "does", "do", "what", "what's",
-                             "whats", "which", "how", "has", "have", "tell", "check", "can",
-                             "could", "status", "state"})
+_QUESTION_START = frozenset({"is", "are", "was", "were", "did", "does", "has", "have", "what",
+                             "whats", "which", "how", "status", "state"})
+"""First words of a question about a state ("could you open ..." is a request, not one)."""
 
 
 def _asks_state(text: str) -> bool:
-    """True when ``text`` is a question about a state ("is the X on", "did I leave X open")."""
+    """True when ``text`` asks about a state ("is the X on", "did I leave X open",
+    "tell me if X is closed"), not for a change ("could you open X")."""
     words = _words(text)
     if not words:
         return False
-    asking = words[0] in _QUESTION_START or text.rstrip().endswith("?")
+    asking = words[0] in _QUESTION_START or bool(
+        re.search(r"\b(tell me|check|know|see) (if|whether)\b", " ".join(words)))
     return asking and bool(set(words) & STATE_WORDS)
 
 
