@@ -29,6 +29,8 @@ class Entity:
 
     ``attributes`` are the configured initial attributes (``unit_of_measurement``,
     ``current_temperature``, ``device_class``, ...); live values are in :meth:`Home.attributes`.
+    ``sensitive`` actions are asked back ("Do you want me to unlock the Front Door?") unless
+    ``confirm`` is False (the entity opted out).
     """
 
     name: str
@@ -36,6 +38,7 @@ class Entity:
     area: str | None = None
     features: tuple[str, ...] = ()
     sensitive: bool = False
+    confirm: bool = True
     attributes: dict = field(default_factory=dict, hash=False, compare=False)
 
     @property
@@ -71,6 +74,7 @@ def _entity_from_table(table: dict) -> Entity:
         area=table.get("area"),
         features=tuple(table.get("features", ())),
         sensitive=bool(table.get("sensitive", False)),
+        confirm=bool(table.get("confirm", True)),
         attributes=dict(table.get("attributes", {})),
     )
 

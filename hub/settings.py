@@ -278,7 +278,7 @@ class HomeSettings:
     areas: tuple[dict, ...] = ()
     """``{name, floor?}`` tables."""
     entities: tuple[dict, ...] = ()
-    """``{name, domain, area?, features?, state?, attributes?, sensitive?}`` tables."""
+    """``{name, domain, area?, features?, state?, attributes?, sensitive?, confirm?}`` tables (``confirm = false``: a sensitive entity is not asked back)."""
     satellite_area: str = ""
     """The area this hub stands in ("the lights" means this area's lights)."""
 

@@ -17,11 +17,12 @@ import tomllib
 from hub.errors import ConfigError
 from hub.paths import DATA_DIR
 
-_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive"}
+_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive",
+                "confirm"}
 _SHAPES = {"floors": {"name"}, "areas": {"name", "floor"}, "entities": _ENTITY_KEYS}
 _TYPES = {"domain": (str, "a string"), "area": (str, "a string"), "state": (str, "a string"),
           "features": (list, "a list"), "attributes": (dict, "a table"),
-          "sensitive": (bool, "true or false")}
+          "sensitive": (bool, "true or false"), "confirm": (bool, "true or false")}
 
 
 @functools.cache

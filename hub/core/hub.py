@@ -95,7 +95,7 @@ class Hub:
 
         ents = self.home.entities
         vocab = Vocabulary(self.engines.rules().intent_names(), [e.name for e in ents],
-                           list(self.home.areas), [e.name for e in ents if e.sensitive])
+                           list(self.home.areas), [e.name for e in ents if e.sensitive and e.confirm])
         return vocab, self.settings.llm.min_confidence
 
     def llm_match(self, result, transcript: str):

@@ -19,7 +19,8 @@ from functools import partial
 
 from langgraph.graph import END, START, StateGraph
 
-from hub.graph import nodes
+from hub.graph import nodes, streaming
+from hub.graph.confirmation import needs_confirmation
 from hub.graph.guard import BREAKER_OPEN, guarded
 from hub.graph.state import TurnState
 from hub.resilience.retry import MAX_ATTEMPTS, should_retry
@@ -70,7 +71,7 @@ def route_rules(hub, state: dict) -> str:
     if kind:  # understanding is down: canned answers, then the placeholder, at once
         return "rules" if _retry(state, "rules", kind) else "faq"
     if state.get("matches"):
-        return "act"
+        return _act_or_ask(hub, state)
     if state.get("response"):
         return "respond"  # a "no" to a confirmation question
     if state.get("faq_hit"):
@@ -104,7 +105,7 @@ def route_llm_intent(hub, state: dict) -> str:
     if kind:
         return "llm_intent" if _retry(state, "llm_intent", kind) else "relaxed"
     if state.get("matches"):
-        return "act"
+        return _act_or_ask(hub, state)
     if state.get("confirm") is not None:
         return "confirm"
     if state.get("response"):
@@ -122,12 +123,22 @@ def route_llm_intent(hub, state: dict) -> str:
 def route_llm_answer(state: dict) -> str:
     kind = _failed(state, "llm_answer")
     if kind:
+        speech = streaming.current(state)
+        if kind == "timeout" and speech is not None and speech.sentences:
+            return "respond"  # what was said stands; a retry would only say it again
         return "llm_answer" if _retry(state, "llm_answer", kind) else "relaxed"
     return "respond"
 
 
-def route_relaxed(state: dict) -> str:
-    return "act" if state.get("matches") else "faq"
+def route_relaxed(hub, state: dict) -> str:
+    return _act_or_ask(hub, state) if state.get("matches") else "faq"
+
+
+def _act_or_ask(hub, state: dict) -> str:
+    """``confirm`` when a match would change a sensitive entity not yet confirmed, else ``act``."""
+    if state.get("confirmed") or not needs_confirmation(hub.home, state["matches"]):
+        return "act"
+    return "confirm"
 
 
 UNDERSTANDING = ("rules", "llm_intent", "llm_answer")
@@ -149,8 +160,9 @@ def route_act(state: dict) -> str:
 
 
 def route_respond(hub, state: dict) -> str:
-    if state.get("spoken"):
-        return END  # the LLM's answer was synthesized as it was written
+    speech = streaming.current(state)
+    if hub.speak and speech is not None and speech.sentences:
+        return "tts"  # the LLM's answer is being spoken: wait for it, say what it left
     return "tts" if hub.speak and (state.get("response") or "").strip() else END
 
 
@@ -188,12 +200,12 @@ def build_graph(hub):
     g.add_conditional_edges("cached_transcript", route_cached_transcript,
                             ["rules", "placeholder"])
     g.add_conditional_edges("rules", partial(route_rules, hub),
-                            ["rules", "act", "llm_intent", "faq", "respond"])
+                            ["rules", "act", "confirm", "llm_intent", "faq", "respond"])
     g.add_conditional_edges("llm_intent", partial(route_llm_intent, hub),
                             ["llm_intent", "act", "confirm", "llm_answer", "faq", "relaxed",
                              "respond"])
     g.add_conditional_edges("llm_answer", route_llm_answer, ["llm_answer", "respond", "relaxed"])
-    g.add_conditional_edges("relaxed", route_relaxed, ["act", "faq"])
+    g.add_conditional_edges("relaxed", partial(route_relaxed, hub), ["act", "confirm", "faq"])
     g.add_conditional_edges("faq", route_faq, ["respond", "placeholder"])
     g.add_conditional_edges("act", route_act, ["act", "respond"])
     g.add_edge("confirm", "respond")

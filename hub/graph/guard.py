@@ -71,6 +71,11 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None,
             update = _failure(state, node, err)
         else:
             update = _run_body(hub, node, body, state, breaker, loads)
+            loaded = update.pop("_loaded_at", start)
+            if node in LLM_NODES and loaded > start:  # a one-time load is not the LLM's budget
+                loads_ms = dict(state.get("load_ms") or {})
+                loads_ms[node] = loads_ms.get(node, 0.0) + (loaded - start) * 1000
+                update["load_ms"] = loads_ms
         update["attempts"] = attempts
         update["timings_ms"] = _timed(state, node, start)
         if update.get("failed") is None:
@@ -88,15 +93,17 @@ LLM_NODES = ("llm_intent", "llm_answer")
 
 def _llm_budget_left(hub, state: dict) -> float:
     """Seconds left of ``[llm] budget_s`` after the LLM nodes' earlier runs in this turn."""
-    timings = state.get("timings_ms") or {}
-    spent = sum(timings.get(n, 0.0) for n in LLM_NODES) / 1000
+    timings, loads = state.get("timings_ms") or {}, state.get("load_ms") or {}
+    spent = sum(timings.get(n, 0.0) - loads.get(n, 0.0) for n in LLM_NODES) / 1000
     return max(0.0, hub.settings.llm.budget_s - spent)
 
 
 def _run_body(hub, node: str, body: Body, state: dict, breaker, loads: str | None) -> dict:
+    loaded_at = None
     try:
         if loads is not None:
             hub.engines.get(loads)
+            loaded_at = time.monotonic()
         timeout = hub.policy.timeout(node, state["deadline"])
         if node in LLM_NODES:
             timeout = min(timeout, _llm_budget_left(hub, state))
@@ -107,9 +114,12 @@ def _run_body(hub, node: str, body: Body, state: dict, breaker, loads: str | Non
             exc.node = node
         if breaker is not None:
             breaker.record_failure(exc.kind)
-        return _failure(state, node, exc.as_trace())
+        failure = _failure(state, node, exc.as_trace())
+        return {**failure, "_loaded_at": loaded_at} if loaded_at else failure
     if breaker is not None:
         breaker.record_success()
     update = dict(update or {})
     update["failed"] = None
+    if loaded_at is not None:
+        update["_loaded_at"] = loaded_at
     return update

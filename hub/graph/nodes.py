@@ -12,7 +12,8 @@ import logging
 import threading
 import time
 
-from hub.errors import HubError, InvalidOutputError, TimeoutError_
+from hub.errors import TimeoutError_
+from hub.graph.confirmation import confirmation_answer
 
 log = logging.getLogger("hub.graph")
 
@@ -28,19 +29,30 @@ DONE = "Done."
 ACT_FAILED = "Sorry, I couldn't do that right now."
 """The answer when a device action failed after its retry."""
 
+CANCELLED = "Okay, I won't."
+"""The answer to a "no" after "Do you want me to ...?"."""
+
 
 # -- input ------------------------------------------------------------------------------------
 def fingerprint(hub, state: dict) -> dict:
-    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1)."""
+    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1).
+
+    A question asked in the previous turn ("Do you want me to ...?") is taken here: only this
+    turn may answer it, so silence or a failed recognition cancels it too.
+    """
+    taken = hub.conversation_of(state).take_confirmation()
+    if taken is not None and not isinstance(taken, (tuple, list)):
+        taken = (taken,)  # one match asked about
+    pending = {"pending": tuple(taken) if taken else None}
     if state.get("text") is not None:
         text = state["text"].strip()
-        return {"transcript": text, "alternatives": [text], "fingerprint": None}
+        return {"transcript": text, "alternatives": [text], "fingerprint": None, **pending}
     samples = state.get("samples")
     if samples is None or len(samples) == 0 or state.get("silent"):
-        return {"fingerprint": None}
+        return {"fingerprint": None, **pending}
     from hub.store.recall import recall
 
-    return recall(hub, samples)
+    return {**recall(hub, samples), **pending}
 
 
 def cached_transcript(hub, state: dict) -> dict:
@@ -81,13 +93,14 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     stopped = hub.events.stop_request(state.get("transcript") or "")  # a timer rings: "stop"
     if stopped is not None:
         return stopped
-    pending = conversation.take_confirmation()
-    if pending is not None:
+    pending = state.get("pending")
+    if pending:
         answer = confirmation_answer(state.get("transcript") or "")
         if answer is True:
-            return {"matches": [pending], "source": "llm"}
+            return {"matches": list(pending), "confirmed": True,
+                    "source": pending[0].source or "rules"}
         if answer is False:
-            return {"matches": [], "response": "Okay, I won't.", "source": "rules"}
+            return {"matches": [], "response": CANCELLED, "source": "rules"}
     engine = hub.engines.rules()
     segments = state.get("segments") or []
     if len(segments) > 1:
@@ -98,28 +111,40 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
                     "transcript": " ".join(m.text for m in matches)}
     text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")],
                               conversation.area)
-    more = getattr(engine, "recognize_more", None) if match is None else None
-    matches = more(text, conversation.area) if more else []  # several commands, then fuzzy
-    if matches:
-        return {"matches": matches, "transcript": text, "source": "rules"}
-    if match is None:  # a curated canned answer beats a small model's guess
+    if match is None:
+        fact = _fact(hub, text)  # time, date, weather, states: from their source only
+        if fact is not None:
+            return fact
+        more = getattr(engine, "recognize_more", None)
+        matches = more(text, conversation.area) if more else []  # several commands, then fuzzy
+        if matches:
+            return {"matches": matches, "transcript": text, "source": "rules"}
         return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
+    return {"matches": [match], "transcript": text, "source": "rules"}
+
+
+def _fact(hub, text: str) -> dict | None:
+    """The update answering a fact question from its source (:mod:`hub.llm.facts`), or None."""
+    from datetime import datetime
+
+    from hub.intents.rules import IntentMatch
+    from hub.llm.facts import route
+
+    fact = route(text, hub.home, datetime.now())
+    if fact is None:
+        return None
+    log.info("fact question (%s) answered from its source: %r", fact.topic, text)
+    if fact.response:
+        return {"matches": [], "response": fact.response, "intent": fact.intent,
+                "slots": dict(fact.slots), "source": "rules", "transcript": text}
+    name = fact.slots.get("name")
+    match = IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
+                        entities=(name,) if name else ())
     return {"matches": [match], "transcript": text, "source": "rules"}
 
 
 MAX_RAW_CHARS = 4000
 """Model output longer than this is cut before parsing (a runaway model, BC-13)."""
-
-
-YES = frozenset({"yes", "yeah", "yep", "sure", "yes please", "do it", "please do", "confirm",
-                 "okay", "ok", "go ahead"})
-NO = frozenset({"no", "nope", "cancel", "don't", "no thanks", "never mind", "stop"})
-
-
-def confirmation_answer(text: str) -> bool | None:
-    """True for a yes, False for a no, None for anything else (a new request)."""
-    said = " ".join(text.lower().replace(",", " ").replace(".", " ").split())
-    return True if said in YES else False if said in NO else None
 
 
 def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
@@ -152,34 +177,49 @@ def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
 def llm_answer(hub, state: dict, cancel: threading.Event) -> dict:
     """A short spoken answer from the LLM (at most two sentences), cleaned for speech.
 
-    When the hub speaks, each sentence is synthesized as soon as the model finishes it, so
-    the first one plays while the second is generated. A TTS failure here only stops that
-    streaming; the tts node then handles the whole answer (and its fallbacks).
+    Each sentence goes to the turn's :class:`~hub.graph.streaming.AnswerSpeech` as soon as
+    the model finishes it: it is spoken on its own thread (outside this node's budget) while
+    the next one is generated, and a retry never says a sentence twice. An answer with
+    nothing speakable is "nothing to say" (BC-08): no error, nothing spoken.
     """
     from hub.graph.speech import clean_answer
+    from hub.graph.streaming import answer_speech
 
-    speaker = _Streamer(hub, state) if hub.speak else None
-    sentences = []
-    for sentence in hub.engines.llm().answer(state["transcript"], cancel):
-        text = clean_answer(sentence)
-        if text:
-            sentences.append(text)
-            if speaker is not None:
-                speaker.say(text, cancel)
-        if cancel.is_set():
-            break
-    if not sentences:
-        raise InvalidOutputError("llm gave nothing speakable", node="llm_answer")
-    return {"response": " ".join(sentences), "source": "llm",
-            **(speaker.result() if speaker is not None else {})}
+    from datetime import datetime
+
+    from hub.llm.facts import honest_answer, made_up
+
+    speech, question = answer_speech(hub, state), state["transcript"]
+    sentences = hub.engines.llm().answer(question, cancel)
+    try:
+        for sentence in sentences:
+            text = clean_answer(sentence)
+            if text and made_up(text, hub.home):  # never a fact of its own (code, not prompt)
+                log.warning("llm answer claimed a fact, not said: %r", text)
+                if not speech.sentences:
+                    return {"response": honest_answer(question, hub.home, datetime.now()),
+                            "source": "llm"}
+                break
+            if text:
+                speech.add(text)
+            if cancel.is_set():
+                break
+    finally:
+        getattr(sentences, "close", lambda: None)()  # stops the generation
+    if cancel.is_set():
+        raise TimeoutError_("llm answer stopped: out of time", node="llm_answer")
+    if not speech.sentences:
+        log.warning("llm answer had nothing to say for %r", question)
+        return {"response": "", "source": "llm", "nothing_to_say": True}
+    return {"response": speech.text, "source": "llm"}
 
 
 class _Streamer:
-    """Synthesizes an answer sentence by sentence while the LLM writes the next one."""
+    """Synthesizes a response, handing each chunk to the conversation's player when ready."""
 
     def __init__(self, hub, state: dict):
         self.hub, self.state = hub, state
-        self.pcm, self.rate, self.ttfa, self.failed = bytearray(), None, None, False
+        self.pcm, self.rate, self.ttfa = bytearray(), None, None
 
     def synthesize(self, text: str, cancel: threading.Event) -> None:
         """Synthesize ``text``, handing each chunk to the player as it is ready.
@@ -196,42 +236,17 @@ class _Streamer:
             self.rate = chunk.rate
             self.hub.conversation_of(self.state).play(chunk)
 
-    def say(self, text: str, cancel: threading.Event) -> None:
-        """:meth:`synthesize`, but a failure only stops the streaming (logged)."""
-        if self.failed:
-            return
-        try:
-            self.synthesize(text, cancel)
-        except HubError as exc:
-            log.warning("streaming the answer stopped (%s); the tts node takes over", exc.message)
-            self.failed = True
-
-    def result(self) -> dict:
-        if self.failed or not self.pcm:
-            return {}
-        return {"pcm": bytes(self.pcm), "rate": self.rate, "ttfa_ms": self.ttfa, "spoken": True}
-
-
-_VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
-          ("cover", "HassTurnOn"): "open", ("cover", "HassTurnOff"): "close",
-          ("HassTurnOn", None): "turn on", ("HassTurnOff", None): "turn off"}
-
 
 def confirm(hub, state: dict) -> dict:
-    """Ask before a sensitive action that came from the LLM; the next turn's yes does it."""
-    match = state["confirm"]
-    hub.conversation_of(state).ask_confirmation(match)
-    slots = match.slots
-    domain = hub.domain_of(match.entities[0]) if match.entities else slots.get("domain")
-    verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
-    if match.entities:
-        target = "the " + ", ".join(match.entities)
-    elif slots.get("area"):
-        target = f"the {domain or 'device'}s in the {slots['area']}"
-    else:
-        target = f"every {domain or 'device'}"
-    return {"response": f"Do you want me to {verb} {target}?", "source": "llm",
-            "intent": match.intent, "slots": dict(slots)}
+    """Ask before a sensitive action (any path); the next turn's yes in this conversation does it."""
+    from hub.graph.confirmation import question
+
+    matches = [state["confirm"]] if state.get("confirm") is not None else state["matches"]
+    hub.conversation_of(state).ask_confirmation(tuple(matches))
+    first = matches[0]
+    return {"response": question(hub.home, matches), "matches": [],
+            "source": state.get("source") or first.source, "intent": first.intent,
+            "slots": dict(first.slots)}
 
 
 # -- action and answer ------------------------------------------------------------------------
@@ -291,18 +306,34 @@ def no_speech(hub, state: dict) -> dict:
 
 def respond(hub, state: dict) -> dict:
     """Make sure there is something to say, including when the action failed."""
+    from hub.graph import streaming
+
     failed = state.get("failed")
     if failed and failed["node"] == "act":
         return {"response": ACT_FAILED, "fallback_level": max(state.get("fallback_level", 0), 3),
                 "source": "fallback"}
-    if (state.get("response") or "").strip():
+    speech = streaming.current(state)
+    if not hub.speak or (speech is not None and not speech.sentences):
+        streaming.release(state)  # nothing streamed: the tts node has nothing to wait for
+    if (state.get("response") or "").strip() or state.get("nothing_to_say"):
         return {}
+    if speech is not None and speech.sentences:  # the LLM ran out of time after speaking
+        return {"response": speech.text, "source": "llm"}
     text = NOT_CAUGHT if state.get("rejected") and not state.get("transcript") else NOT_UNDERSTOOD
     return {"response": text, "source": state.get("source") or "rules"}
 
 
 def tts(hub, state: dict, cancel: threading.Event) -> dict:
-    """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready."""
+    """Synthesize the response sentence by sentence; TTFA is when the first sentence is ready.
+
+    After a streamed LLM answer, wait for its speech and synthesize only what it left unsaid.
+    """
+    from hub.graph import streaming
+
+    speech = streaming.current(state)
+    if speech is not None and speech.sentences:
+        return _finish_answer(hub, state, speech, cancel)
+    streaming.release(state)
     canned = hub.canned_audio(state["response"])
     if canned is not None:
         hub.conversation_of(state).play(canned)
@@ -321,6 +352,20 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
     if speech.pcm and hub.store is not None:
         hub.store.put_response_audio(key, bytes(speech.pcm), speech.rate)
     return {"pcm": bytes(speech.pcm), "rate": speech.rate, "ttfa_ms": speech.ttfa}
+
+
+def _finish_answer(hub, state: dict, speech, cancel: threading.Event) -> dict:
+    """The tts of a streamed answer: its audio, plus the sentences streaming could not say."""
+    from hub.graph import streaming
+
+    unsaid = speech.finish(cancel)
+    streaming.release(state)
+    pcm, rate, ttfa = bytes(speech.pcm), speech.rate, speech.ttfa_ms
+    if unsaid:
+        rest = _Streamer(hub, state)
+        rest.synthesize(" ".join(unsaid), cancel)
+        pcm, rate, ttfa = pcm + bytes(rest.pcm), rate or rest.rate, ttfa or rest.ttfa
+    return {"pcm": pcm or None, "rate": rate, "ttfa_ms": ttfa}
 
 
 def since_end_of_input_ms(state: dict) -> float:

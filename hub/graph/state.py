@@ -35,7 +35,9 @@ class TurnState(TypedDict, total=False):
     matches: list           # hub.intents.IntentMatch, one per command, in order
     outcomes: list          # hub.act.Outcome per match
     confirm: Any            # an LLM match waiting for a spoken yes
-    spoken: bool            # the answer's audio was made while it was generated (LLM answers)
+    pending: Any            # tuple of matches the previous turn asked about, or None
+    confirmed: bool         # the matches were confirmed by a yes: act without asking
+    nothing_to_say: bool    # the LLM answer had no speakable text (BC-08): nothing is spoken
     ttfa_ms: float | None   # end of input -> first answer audio ready
     llm: Any                # hub.llm.LlmIntent or None
     response: str
@@ -51,4 +53,5 @@ class TurnState(TypedDict, total=False):
     attempts: dict[str, int]
     failed: dict | None     # {"node", "kind"} of the last failure, None after a success
     timings_ms: dict[str, float]
+    load_ms: dict[str, float]   # part of timings_ms spent building engines (not LLM budget)
     breakers: list[dict]    # breaker transitions during the turn

@@ -12,10 +12,17 @@
   common token prefix and evaluates only the user's text.
 - Cancel: a stopping criterion checks the cancel event after every token (≈ 10 ms at
   135M), and breaking out of the stream ends generation.
+- Exit: a generation abandoned by a timed-out node may still be running in its worker thread
+  when the process ends; llama.cpp's compute threads then abort the process ("terminate
+  called without an active exception", exit 134). :meth:`LlamaEngine.close` (registered with
+  :mod:`atexit`) stops every generation at its next token and waits for it to end first.
+- Token limit: a generation cut by ``max_tokens`` (``finish_reason == "length"``) is never
+  acted on: classify raises InvalidOutputError, and an answer drops its unfinished sentence.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import glob
@@ -28,7 +35,8 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from hub.errors import BadInputError, FatalError, TimeoutError_, TransientError
+from hub.errors import (BadInputError, FatalError, InvalidOutputError, TimeoutError_,
+                        TransientError)
 from hub.llm import prompts
 from hub.llm.sentences import stream_sentences
 from hub.settings import HomeSettings, LlmSettings
@@ -41,6 +49,8 @@ CLASSIFY_MAX_TOKENS = 80
 """Longest classify output; the JSON of one intent is ≈ 30 tokens."""
 LOCK_WAIT_S = 1.0
 """How long a call waits for the model while another generation holds it."""
+CLOSE_WAIT_S = 10.0
+"""At exit, how long :meth:`LlamaEngine.close` waits for a running generation to stop."""
 MAX_INPUT_CHARS = 400
 """Longer user text is cut to this (keeps the prompt inside the context window)."""
 _CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
@@ -124,6 +134,30 @@ class LlamaEngine:
             "answer": lambda t: prompts.answer_messages(t, home),
         }
         self._prefixes: dict[str, _Prefix] = {}
+        self._closing = threading.Event()
+
+    def close(self, wait_s: float = CLOSE_WAIT_S) -> bool:
+        """Stop every generation at its next token, wait for it to end, and free the model.
+
+        Safe to call twice and from :mod:`atexit`. Returns False when a generation was still
+        running after ``wait_s`` seconds (the model is then left loaded).
+        """
+        self._closing.set()
+        if not self._lock.acquire(timeout=wait_s):
+            log.warning("llama.cpp generation still running after %.1f s at close", wait_s)
+            return False
+        try:
+            close = getattr(self._llm, "close", None)
+            if close is not None and self._llm is not None:
+                close()
+            self._llm = None
+        finally:
+            self._lock.release()
+        return True
+
+    def _stopped(self, cancel: threading.Event | None) -> bool:
+        """True when this call was cancelled or the engine is closing."""
+        return self._closing.is_set() or bool(cancel is not None and cancel.is_set())
 
     def warm(self, kinds: Collection[str] = ("classify", "answer")) -> None:
         """Evaluate and save the prompt prefixes now rather than on first use."""
@@ -143,7 +177,13 @@ class LlamaEngine:
         return True
 
     def _tokens(self, messages: list[dict]) -> list[int]:
-        """The prompt tokens of chat ``messages`` (the model's own chat template)."""
+        """The prompt tokens of chat ``messages`` (the model's own chat template).
+
+        Raises:
+            TransientError: the engine is closed (the process is ending).
+        """
+        if self._llm is None:
+            raise TransientError("llama.cpp is closed", node="llm")
         text = self._format(messages=messages).prompt
         return self._llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
 
@@ -186,20 +226,31 @@ class LlamaEngine:
         llm._requires_eval = True  # logits of a restored state are stale (llama.py contract)
 
     def _stream(self, tokens: list[int], kind: str, cancel: threading.Event | None,
-                **kwargs) -> Iterator[str]:
-        """Text pieces of one generation; holds the model until the stream ends or is closed."""
+                finish: dict | None = None, **kwargs) -> Iterator[str]:
+        """Text pieces of one generation; holds the model until the stream ends or is closed.
+
+        ``finish["reason"]`` is set to llama.cpp's ``finish_reason`` (``"stop"``,
+        ``"length"``) when the generation ends.
+        """
         from llama_cpp import StoppingCriteriaList
 
+        if self._closing.is_set():
+            raise TransientError("llama.cpp is shutting down", node="llm")
         if not self._lock.acquire(timeout=LOCK_WAIT_S):
             raise TransientError("llama.cpp is busy with another generation", node="llm")
         chunks = None
         try:
+            if self._llm is None:
+                raise TransientError("llama.cpp is closed", node="llm")
             self._restore(kind)
-            stop = StoppingCriteriaList([lambda _ids, _logits: bool(cancel and cancel.is_set())])
+            stop = StoppingCriteriaList([lambda _ids, _logits: self._stopped(cancel)])
             chunks = self._llm.create_completion(tokens, stream=True, stopping_criteria=stop,
                                                  **kwargs)
             for chunk in chunks:
-                yield chunk["choices"][0]["text"]
+                choice = chunk["choices"][0]
+                if finish is not None and choice.get("finish_reason"):
+                    finish["reason"] = choice["finish_reason"]
+                yield choice["text"]
         except ValueError as exc:
             raise BadInputError(f"llama.cpp rejected the prompt: {exc}", node="llm") from None
         except RuntimeError as exc:
@@ -220,12 +271,15 @@ class LlamaEngine:
         """
         messages = prompts.classify_messages(text[:MAX_INPUT_CHARS], self._intents, self._home,
                                              strict)
-        tokens = self._tokens(messages)
-        raw = "".join(self._stream(tokens, "strict" if strict else "classify", cancel,
+        tokens, finish = self._tokens(messages), {}
+        raw = "".join(self._stream(tokens, "strict" if strict else "classify", cancel, finish,
                                    max_tokens=CLASSIFY_MAX_TOKENS, temperature=0.0,
                                    grammar=self._grammar))
-        if cancel is not None and cancel.is_set():
+        if self._stopped(cancel):
             raise TimeoutError_("llm classify cancelled", node="llm_intent")
+        if finish.get("reason") == "length":
+            raise InvalidOutputError("llm classify output cut by the token limit",
+                                     node="llm_intent")
         return self._with_confidence(raw, tokens)
 
     def _with_confidence(self, raw: str, prompt: list[int]) -> str:
@@ -244,6 +298,8 @@ class LlamaEngine:
         if not isinstance(intent, str):
             return raw
         with self._lock:
+            if self._llm is None:
+                raise TransientError("llama.cpp is closed", node="llm")
             obj["confidence"] = round(self._intent_probability(prompt, intent), 3)
         return json.dumps(obj)
 
@@ -279,10 +335,12 @@ class LlamaEngine:
         Generation stops at the second sentence, at ``max_tokens``, or when ``cancel`` is set.
         """
         messages = prompts.answer_messages(question[:MAX_INPUT_CHARS], self._home)
-        pieces = self._stream(self._tokens(messages), "answer", cancel,
+        finish: dict = {}
+        pieces = self._stream(self._tokens(messages), "answer", cancel, finish,
                               max_tokens=self._settings.max_tokens, temperature=0.0,
                               repeat_penalty=1.1)
-        return stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel)
+        return stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel,
+                                keep_tail=lambda: finish.get("reason") != "length")
 
 
 def prefix_cache_path(llm, tokens: tuple[int, ...]) -> Path | None:
@@ -336,7 +394,8 @@ def make_llama_engine(settings: LlmSettings, home: HomeSettings,
         engine = LlamaEngine(llm, settings, home, intents)
         if warm:
             engine.warm()
-        return engine
     except (ValueError, RuntimeError) as exc:
         raise FatalError(f"cannot prepare LLM model {path}: {exc}", node="llm",
                          file=str(path)) from None
+    atexit.register(engine.close)  # before llama.cpp's own exit handlers run (LIFO)
+    return engine

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
+from datetime import datetime
 from dataclasses import dataclass
 
 from hub.intents import catalog
@@ -43,7 +44,8 @@ def home_names(home: HomeSettings) -> HomeNames:
     return HomeNames(
         entity_names=tuple(e["name"] for e in ents),
         area_names=tuple(a["name"] for a in home.areas),
-        sensitive_names=tuple(e["name"] for e in ents if e.get("sensitive")),
+        sensitive_names=tuple(e["name"] for e in ents
+                              if e.get("sensitive") and e.get("confirm", True)),
         domains=tuple(sorted({e["domain"] for e in ents})),
     )
 
@@ -128,7 +130,10 @@ def few_shot(intents: Collection[str], home: HomeSettings) -> list[tuple[str, st
         ("what is the capital of france", ANSWER, {}),
         ("is it going to rain today", "HassGetWeather", {}),
         ("what's the time", "HassGetCurrentTime", {}),
+        ("how late is it", "HassGetCurrentTime", {}),
         ("what's the date today", "HassGetCurrentDate", {}),
+        ("what year is it", "HassGetCurrentDate", {}),
+        ("which day of the week is it", "HassGetCurrentDate", {}),
         ("wake me in ten minutes", "HassStartTimer", {"minutes": 10}),
         ("cancel my timer", "HassCancelTimer", {}),
         ("never mind", "HassNevermind", {}),
@@ -180,10 +185,20 @@ def home_facts(home: HomeSettings) -> str:
     return " ".join(lines)
 
 
-def answer_messages(question: str, home: HomeSettings) -> list[dict]:
-    """Chat messages for a short spoken answer; the system message is a fixed prefix."""
+def answer_messages(question: str, home: HomeSettings, now: datetime | None = None) -> list[dict]:
+    """Chat messages for a short spoken answer; the system message is a fixed prefix.
+
+    ``now`` (the local time, default: the clock now) goes into the user message, so the
+    cached prefix stays the same all day. The model is told never to state a time, date,
+    weather or device state; :func:`hub.llm.facts.made_up` enforces it on the answer.
+    """
     system = (
         "You are the voice of a home assistant. Answer in one or two short, plain sentences. "
-        "No lists, no code, no JSON. Facts about the home: " + home_facts(home)
+        "No lists, no code, no JSON. Never state a time, date, year, weather, forecast, "
+        "temperature or a device's state: say you don't know. Facts about the home: "
+        + home_facts(home)
     )
-    return [{"role": "system", "content": system}, {"role": "user", "content": question.strip()}]
+    now = now or datetime.now()
+    stamp = now.strftime("%A, %B %d, %Y, %I:%M %p")
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": f"(It is {stamp}.) {question.strip()}"}]

@@ -58,16 +58,22 @@ class RemoteEngine:
             "response_format": {"type": "json_schema",
                                 "json_schema": {"name": "intent", "schema": self._schema}},
         }
-        raw = "".join(self._deltas(body, cancel))
+        finish: dict = {}
+        raw = "".join(self._deltas(body, cancel, finish))
         if cancel is not None and cancel.is_set():
             raise TimeoutError_("llm classify cancelled", node="llm_intent")
+        if finish.get("reason") == "length":  # cut JSON is never acted on
+            raise InvalidOutputError("llm classify output cut by the token limit",
+                                     node="llm_intent")
         return raw
 
     def answer(self, question: str, cancel: threading.Event | None = None) -> Iterator[str]:
         """At most two sentences, each yielded as soon as the server has streamed it."""
         body = {"messages": prompts.answer_messages(question, self._home),
                 "max_tokens": self._settings.max_tokens, "temperature": 0.0}
-        return stream_sentences(self._deltas(body, cancel), prompts.ANSWER_SENTENCES, cancel)
+        finish: dict = {}
+        return stream_sentences(self._deltas(body, cancel, finish), prompts.ANSWER_SENTENCES,
+                                cancel, keep_tail=lambda: finish.get("reason") != "length")
 
     def _connect(self) -> http.client.HTTPConnection:
         """A new connection to the server with the configured timeout."""
@@ -75,8 +81,12 @@ class RemoteEngine:
                else http.client.HTTPConnection)
         return cls(self._url.hostname, self._url.port, timeout=self._settings.timeout_s)
 
-    def _deltas(self, body: dict, cancel: threading.Event | None) -> Iterator[str]:
-        """Text deltas of one streamed chat completion; stops when ``cancel`` is set."""
+    def _deltas(self, body: dict, cancel: threading.Event | None,
+                finish: dict | None = None) -> Iterator[str]:
+        """Text deltas of one streamed chat completion; stops when ``cancel`` is set.
+
+        ``finish["reason"]`` gets the server's ``finish_reason`` when it sends one.
+        """
         body = {**body, "stream": True}
         if self._settings.remote_model:
             body["model"] = self._settings.remote_model
@@ -89,7 +99,7 @@ class RemoteEngine:
                 _watch(conn.sock, cancel, done)  # getresponse() may hand the socket over
             response = conn.getresponse()
             _check_status(response)
-            yield from _sse_deltas(response, cancel)
+            yield from _sse_deltas(response, cancel, finish)
         except (TimeoutError, socket.timeout):
             raise TimeoutError_(f"llm server {self._settings.url} timed out", node="llm") from None
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
@@ -128,8 +138,12 @@ def _check_status(response: http.client.HTTPResponse) -> None:
     raise FatalError(message, node="llm")
 
 
-def _sse_deltas(response, cancel: threading.Event | None) -> Iterator[str]:
-    """Content deltas of an OpenAI chat-completions SSE stream, until ``[DONE]`` or cancel."""
+def _sse_deltas(response, cancel: threading.Event | None,
+                finish: dict | None = None) -> Iterator[str]:
+    """Content deltas of an OpenAI chat-completions SSE stream, until ``[DONE]`` or cancel.
+
+    ``finish["reason"]`` is set from the chunk that carries ``finish_reason``.
+    """
     for line in response:
         if cancel is not None and cancel.is_set():
             return
@@ -144,6 +158,8 @@ def _sse_deltas(response, cancel: threading.Event | None) -> Iterator[str]:
         except (ValueError, KeyError, IndexError, TypeError):
             raise InvalidOutputError(f"malformed event from llm server: {data[:80]!r}",
                                      node="llm") from None
+        if finish is not None and isinstance(choice, dict) and choice.get("finish_reason"):
+            finish["reason"] = choice["finish_reason"]
         text = (choice.get("delta") or {}).get("content")
         if text:
             yield text

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 _END = re.compile(r"[.!?]+[\"')\]]*(?=\s)")
 _MARKUP = re.compile(r"[`{}*#<>|\[\]_~]+")
@@ -42,6 +42,7 @@ def stream_sentences(
     pieces: Iterable[str],
     max_sentences: int | None = None,
     cancel: threading.Event | None = None,
+    keep_tail: Callable[[], bool] | None = None,
 ) -> Iterator[str]:
     """Yield each complete, cleaned sentence of the text in ``pieces`` as soon as it ends.
 
@@ -50,6 +51,8 @@ def stream_sentences(
         max_sentences: stop after this many sentences (the source is closed, which stops
             generation); None: no limit.
         cancel: when set, stop before reading the next piece.
+        keep_tail: asked once the pieces end; False drops the unfinished last sentence
+            (a generation cut by its token limit); None keeps it.
 
     Yields:
         Sentences with their end punctuation, stripped of markup; empty ones are skipped.
@@ -69,7 +72,8 @@ def stream_sentences(
                     if max_sentences is not None and count >= max_sentences:
                         return
         tail = clean_sentence(buffer)
-        if tail and not (cancel is not None and cancel.is_set()):
+        if tail and not (cancel is not None and cancel.is_set()) and \
+                (keep_tail is None or keep_tail()):
             yield tail
     finally:
         close = getattr(source, "close", None)

@@ -7,11 +7,17 @@ event is set and the caller gets :class:`~hub.errors.TimeoutError_` at once. Coo
 work that never checks it is abandoned, never waited for. Threads are bounded: each call takes
 one of :data:`MAX_WORKERS` slots until its worker ends, so hung workers cannot pile up; with no
 slot free the call fails fast with :class:`~hub.errors.TransientError`.
+
+At interpreter exit, workers still running (told to stop) are joined for up to
+:data:`EXIT_JOIN_S`: native engines (llama.cpp, onnxruntime) abort the whole process
+("terminate called without an active exception", exit 134) when it ends under them.
 """
 
 from __future__ import annotations
 
+import atexit
 import errno
+import time
 import json
 import sys
 import threading
@@ -30,6 +36,25 @@ TRANSIENT_ERRNOS = frozenset({errno.EAGAIN, errno.EWOULDBLOCK, errno.EBUSY, errn
 """``OSError`` numbers that mean "busy, try again"."""
 
 _MAX_MESSAGE = 200
+
+EXIT_JOIN_S = 10.0
+"""At exit, the longest wait in all for abandoned workers to stop."""
+
+_LIVE: set[threading.Thread] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def join_workers(timeout_s: float = EXIT_JOIN_S) -> int:
+    """Wait up to ``timeout_s`` for every worker thread to end; how many are still running."""
+    end = time.monotonic() + timeout_s
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for thread in live:
+        thread.join(max(0.0, end - time.monotonic()))
+    return sum(t.is_alive() for t in live)
+
+
+atexit.register(join_workers)
 
 
 class WorkerSlots:
@@ -127,8 +152,13 @@ def _start_worker(fn, cancel: threading.Event, node: str, slots: WorkerSlots) ->
         finally:
             slots.give_back()
             outcome.done.set()
+            with _LIVE_LOCK:
+                _LIVE.discard(threading.current_thread())
 
-    threading.Thread(target=work, name=f"hub-{node}", daemon=True).start()
+    thread = threading.Thread(target=work, name=f"hub-{node}", daemon=True)
+    with _LIVE_LOCK:
+        _LIVE.add(thread)
+    thread.start()
     return outcome
 
 

@@ -1,0 +1,116 @@
+"""Sensitive actions are asked back on every path (rules, fuzzy rules, LLM; text and voice).
+
+A match that would change a ``sensitive`` entity of ``[home]`` (one that did not opt out with
+``confirm = false``) is not carried out: the hub asks "Do you want me to unlock the Front
+Door?" and remembers the matches in the turn's :class:`~hub.core.conversation.Conversation`.
+Only a yes as the *next* turn of the same conversation, within its confirmation window, does
+them; "no", silence (a turn with no speech) or anything else cancels them.
+
+Which intents change an entity is decided by name today (every intent but the read-only
+ones below); the intent catalog will say so per intent.
+"""
+
+from __future__ import annotations
+
+import re
+
+READ_ONLY_INTENTS = frozenset({
+    "HassGetState", "HassGetWeather", "HassClimateGetTemperature", "HassGetCurrentTime",
+    "HassGetCurrentDate", "HassTimerStatus", "HassNevermind",
+})
+"""Intents that only read (their answers never change an entity)."""
+
+YES_WORDS = frozenset({"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm",
+                       "correct", "absolutely", "certainly", "affirmative", "right"})
+"""Words that say yes on their own."""
+NO_WORDS = frozenset({"no", "nope", "nah", "cancel", "don't", "dont", "stop", "never",
+                      "nevermind", "negative"})
+"""Words that say no on their own."""
+FILLER_WORDS = frozenset({"please", "do", "it", "that", "go", "ahead", "thanks", "thank",
+                          "you", "mind", "not", "i", "of", "course", "sir", "hub", "then"})
+"""Words that may come with a yes or a no ("yes please", "no thanks", "do it", "never mind")."""
+_PHRASES = {"do it": True, "go ahead": True, "please do": True, "of course": True,
+            "never mind": False}
+
+
+def confirmation_answer(text: str) -> bool | None:
+    """True for a yes, False for a no, None for anything else (which is a new request).
+
+    Every word must be a yes/no word or a filler word: "yes please", "do it", "sure" are
+    yes; "no", "no thanks", "cancel that", "never mind", "don't" are no; "yes turn on the
+    light" or "no yes" is neither.
+    """
+    said = " ".join(re.sub(r"[^a-z' ]", " ", text.lower()).split())
+    words = set(said.split())
+    if not words or not words <= YES_WORDS | NO_WORDS | FILLER_WORDS:
+        return None
+    has_yes = bool(words & YES_WORDS) or any(v and p in said for p, v in _PHRASES.items())
+    has_no = bool(words & NO_WORDS) or "not" in words or "never mind" in said
+    if has_no and not (words & YES_WORDS):
+        return False
+    if has_yes and not has_no:
+        return True
+    return None
+
+
+def sensitive_targets(home, match) -> tuple[str, ...]:
+    """The entities ``match`` would change that must be asked about first (maybe none).
+
+    Args:
+        home: the :class:`hub.home.Home`.
+        match: an :class:`hub.intents.rules.IntentMatch` from any path.
+    """
+    from hub.intents.rules import resolve_targets
+
+    if match.intent in READ_ONLY_INTENTS:
+        return ()
+    names = list(match.entities)
+    try:
+        found = resolve_targets(home, match.intent, dict(match.slots), match.response)
+        names += [n for n in found.entities if n not in names]
+    except (KeyError, TypeError, ValueError):  # unresolvable slots: the named entities only
+        pass
+    out = []
+    for name in names:
+        entity = home.entity(name)
+        if entity is not None and entity.sensitive and entity.confirm:
+            out.append(entity.name)
+    return tuple(out)
+
+
+def needs_confirmation(home, matches) -> bool:
+    """True when any of ``matches`` would change an entity that must be asked about first."""
+    return any(sensitive_targets(home, m) for m in matches)
+
+
+_VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
+          ("cover", "HassTurnOn"): "open", ("cover", "HassTurnOff"): "close",
+          ("valve", "HassTurnOn"): "open", ("valve", "HassTurnOff"): "close",
+          ("HassTurnOn", None): "turn on", ("HassTurnOff", None): "turn off",
+          ("HassSetPosition", None): "move", ("HassLightSet", None): "change"}
+
+
+def _one_question(home, match, names: tuple[str, ...]) -> str:
+    """``"unlock the Front Door"`` for one match."""
+    slots = match.slots
+    first = home.entity(names[0]) if names else None
+    domain = first.domain if first is not None else slots.get("domain")
+    verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
+    if names:
+        return f"{verb} the " + " and the ".join(names)
+    if slots.get("area"):
+        return f"{verb} the {domain or 'device'}s in the {slots['area']}"
+    return f"{verb} every {domain or 'device'}"
+
+
+def question(home, matches) -> str:
+    """"Do you want me to unlock the Front Door?" for the matches that need a yes.
+
+    Matches with no sensitive target (an LLM match asked back for another reason, such as
+    an area-wide action) are described by their slots.
+    """
+    parts = []
+    for match in matches:
+        names = sensitive_targets(home, match) or tuple(match.entities)
+        parts.append(_one_question(home, match, names))
+    return "Do you want me to " + " and ".join(parts) + "?"
