@@ -20,8 +20,12 @@ class FakeDevices:
     def __init__(self):
         self.published = []
 
-    def publish(self, action, cancel=None):
+    def publish(self, action, cancel=None, wait_s=None):
         self.published.append((action["entity"], action["service"]))
+        return "done"
+
+    def on_turn(self, trace):
+        """No hub entities to update."""
 
 
 class Clock:

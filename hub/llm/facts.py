@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from hub.act.responses import current_date, current_time
+from hub.act.responses import render
 
 UNKNOWN = "Sorry, I don't know that."
 """Said when an LLM answer claimed a fact and the question has no source to answer from."""
@@ -174,12 +174,13 @@ def _clock_answer(kind: str, now: datetime) -> str:
     """"It's 3:05 PM." / "Today is Tuesday, December 1st, 2026." / "It's 2026." ..."""
     weekday = WEEKDAYS[now.weekday()].capitalize()
     if kind == "time":
-        return f"It's {current_time(now.time())}."
+        return f"It's {render('HassGetCurrentTime', 'default', {'time': now.time()})}."
     if kind == "year":
         return f"It's {now.year}."
     if kind == "month":
         return f"It's {MONTHS[now.month - 1].capitalize()}."
-    return f"Today is {weekday}, {current_date(now.date())}."  # date, weekday: both said
+    today = render("HassGetCurrentDate", "default", {"date": now.date()})
+    return f"Today is {weekday}, {today}."  # date, weekday: both said
 
 
 def _weather_fact(home, kind: str) -> Fact:
