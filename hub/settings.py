@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import tomllib
 import typing
 from dataclasses import field
 from pathlib import Path
@@ -25,6 +24,7 @@ from pydantic.dataclasses import dataclass
 from hub.config.errors import one_line
 from hub.config.files import check_files
 from hub.config.home import check_home
+from hub.config.toml import as_tuples, read_toml
 from hub.errors import ConfigError
 from hub.paths import DATA_DIR
 
@@ -305,25 +305,13 @@ SECTIONS = {f.name: typing.get_type_hints(Settings)[f.name] for f in dataclasses
 """Section name -> its settings class (``"asr"`` -> :class:`AsrSettings`)."""
 
 
-def _as_tuples(cls, table: dict) -> dict:
-    """TOML arrays given for tuple fields, as tuples (strict mode takes no list for a tuple)."""
-    hints = typing.get_type_hints(cls, include_extras=True)
-    out = {}
-    for key, value in table.items():
-        hint = hints.get(key)
-        origin = typing.get_origin(typing.get_args(hint)[0] if typing.get_origin(hint)
-                                   is Annotated else hint)
-        out[key] = tuple(value) if origin is tuple and isinstance(value, list) else value
-    return out
-
-
 def _section(name: str, table) -> object:
     """One section's settings from its TOML table; ConfigError names the key's path."""
     cls = SECTIONS[name]
     if not isinstance(table, dict):
         raise ConfigError(f"{name}: expected a table, got {table!r}")
     try:
-        return cls(**_as_tuples(cls, table))
+        return cls(**as_tuples(cls, table))
     except ValidationError as exc:
         raise ConfigError(one_line(exc, name, cls)) from None
 
@@ -374,20 +362,6 @@ def config_path(explicit: str | None = None) -> Path | None:
 
 SAMPLE_HOME = DATA_DIR / "home-en.toml"
 """The sample home (the one the shipped recordings talk about)."""
-
-
-def read_toml(path: Path) -> dict:
-    """The parsed TOML file at ``path``; ConfigError (naming the file) when unreadable."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
 
 
 def load_settings(explicit: str | None = None, *, warn_no_home: bool = True) -> Settings:

@@ -12,7 +12,7 @@ import pytest
 import hub
 from hub.errors import FatalError
 from hub.llm import LlmEngine, make_llm
-from hub.llm.llama import embedded_model_path
+from hub.llm.model import embedded_model_path
 from hub.llm.prompts import DEFAULT_INTENTS, SLOTS_BY_INTENT, home_names
 from hub.settings import LlmSettings, settings_from_dict
 

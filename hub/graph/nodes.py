@@ -14,6 +14,7 @@ import time
 
 from hub.errors import TimeoutError_
 from hub.graph.confirmation import confirmation_answer
+from hub.graph.facts import fact_update
 
 log = logging.getLogger("hub.graph")
 
@@ -112,7 +113,7 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")],
                               conversation.area)
     if match is None:
-        fact = _fact(hub, text)  # time, date, weather, states: from their source only
+        fact = fact_update(hub, text)  # time, date, weather, states: from their source only
         if fact is not None:
             return fact
         more = getattr(engine, "recognize_more", None)
@@ -120,26 +121,6 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
         if matches:
             return {"matches": matches, "transcript": text, "source": "rules"}
         return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
-    return {"matches": [match], "transcript": text, "source": "rules"}
-
-
-def _fact(hub, text: str) -> dict | None:
-    """The update answering a fact question from its source (:mod:`hub.llm.facts`), or None."""
-    from datetime import datetime
-
-    from hub.intents.rules import IntentMatch
-    from hub.llm.facts import route
-
-    fact = route(text, hub.home, datetime.now())
-    if fact is None:
-        return None
-    log.info("fact question (%s) answered from its source: %r", fact.topic, text)
-    if fact.response:
-        return {"matches": [], "response": fact.response, "intent": fact.intent,
-                "slots": dict(fact.slots), "source": "rules", "transcript": text}
-    name = fact.slots.get("name")
-    match = IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
-                        entities=(name,) if name else ())
     return {"matches": [match], "transcript": text, "source": "rules"}
 
 
