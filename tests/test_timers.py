@@ -306,3 +306,36 @@ def test_ask_prints_timer_finished_with_its_audio_within_the_exit_grace(tmp_path
                      tmp_path=tmp_path)
     assert json.loads(result.stdout)["response"].endswith("minutes and 50 seconds left.") or \
         json.loads(result.stdout)["response"].startswith("10 minutes left")
+
+
+def test_bc27_hub_run_plays_a_finished_timer_and_stop_cuts_it(capsys):
+    """The daemon's wiring: each ring is played on the speaker, "stop" cancels the playback."""
+    import threading
+
+    from hub.service.daemon import ring_timers
+    from tests.fakes import make_hub
+
+    class Speaker:
+        def __init__(self):
+            self.said, self.cancelled, self.rang = [], 0, threading.Event()
+
+        def say(self, chunk):
+            self.said.append(chunk)
+            self.rang.set()
+
+        def cancel(self):
+            self.cancelled += 1
+            return True
+
+    hub = make_hub(entry="run")
+    speaker = Speaker()
+    ring_timers(hub, speaker)
+    try:
+        assert hub.turn_text("set a timer for 1 second")["intent"] == "HassStartTimer"
+        assert speaker.rang.wait(10), "the timer rang on the speaker"
+        assert speaker.said[0].pcm and "timer is done" in speaker.said[0].text
+        assert '"event": "timer_finished"' in capsys.readouterr().out
+        hub.turn_text("stop")
+        assert speaker.cancelled >= 1
+    finally:
+        hub.events.close()

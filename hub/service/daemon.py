@@ -74,6 +74,25 @@ def build_supervisor(hub, *, no_wake: bool = False, open_mic=None, player=None):
     return sup
 
 
+def ring_timers(hub, speaker) -> None:
+    """Play each timer ring (chime + "Your 5 minute timer is done.") on ``speaker`` and print
+    its event line; a "stop" (``on_timer_stopped``) cuts the ringing short."""
+    import json
+
+    from hub.audio.pcm import AudioChunk
+
+    def ring(alert) -> None:
+        if alert.pcm:
+            speaker.say(AudioChunk(pcm=alert.pcm, rate=alert.rate, text=alert.text))
+        if not alert.repeat:
+            sys.stdout.write(json.dumps(alert.to_json(None), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+
+    hub.events.on_timer_finished(ring)
+    hub.events.on_timer_stopped(lambda info: speaker.cancel())
+    hub.events.start()
+
+
 def run_daemon(args) -> int:
     """Run until a signal (see the module doc); returns the exit code.
 
@@ -91,6 +110,7 @@ def run_daemon(args) -> int:
     hub.engines.warm(["asr", "rules", "tts", "devices"]
                      + (["llm"] if "run" in llm.intents_on or "run" in llm.answers_on else []))
     sup = build_supervisor(hub, no_wake=args.no_wake)
+    ring_timers(hub, sup.speaker)
     signals: queue.Queue = queue.Queue()
     previous = {s: signal.signal(s, lambda signum, frame: signals.put(signum))
                 for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
@@ -125,7 +145,9 @@ def _serve(sup, signals: queue.Queue, args) -> int | None:
             notify("RELOADING=1\nSTATUS=reloading the config")
             new = reload_hub(sup.hub, args)
             if new is not None:
+                sup.hub.events.close()  # the new hub restores the timers from the store
                 sup.swap_hub(new)
+                ring_timers(new, sup.speaker)
                 sup.gate.threshold = new.settings.wake.echo_correlation
                 sup.gate.tail_s = new.settings.wake.tail_guard_s
             notify(f"READY=1\nSTATUS={sup.state.value}")
