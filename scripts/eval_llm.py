@@ -1,5 +1,5 @@
 """Measure the local LLM: load time, tokens/s, classify latency, answer TTFS, cancel stop time,
-and intent accuracy on tests/data/paraphrases.toml (LLM alone, rules alone, rules + LLM).
+and intent accuracy on hub/bench/data/paraphrases.toml (LLM alone, rules alone, rules + LLM).
 
 Run:  .venv/bin/python scripts/eval_llm.py [--config hub.toml] [--limit N] [--json]
 
@@ -26,7 +26,7 @@ from hub.errors import HubError  # noqa: E402
 from hub.llm import DEFAULT_INTENTS, interpret  # noqa: E402
 from hub.settings import load_settings  # noqa: E402
 
-CASES = ROOT / "tests" / "data" / "paraphrases.toml"
+CASES = ROOT / "hub" / "bench" / "data" / "paraphrases.toml"
 
 
 def load_rules(settings):

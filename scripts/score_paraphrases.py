@@ -5,7 +5,7 @@ Usage: ``python scripts/score_paraphrases.py FILE.toml... [--config F] [--show]`
 
 Each file holds ``[[case]]`` tables (``text``, ``intent``, optional ``name``/``area``) about the
 home of ``--config`` (default: the shipped ``hub/data/home-en.toml``), as in
-``tests/data/paraphrases.toml``. A case is right when the first match has the expected intent
+``hub/bench/data/paraphrases.toml``. A case is right when the first match has the expected intent
 and names the expected entity/area; ``answer``/``none`` cases are right when nothing matches.
 A *wrong action* is a match with side effects on an entity neither the case nor the sentence
 names (an area case may act on the area's entities). Prints

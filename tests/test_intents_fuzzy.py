@@ -109,12 +109,12 @@ def _score(path: Path):
 
 
 def test_fuzzy_gain_on_our_paraphrases_without_wrong_actions():
-    n, strict, fuzzy, wrong = _score(ROOT / "tests" / "data" / "paraphrases_commands.toml")
+    n, strict, fuzzy, wrong = _score(ROOT / "hub" / "bench" / "data" / "paraphrases_commands.toml")
     assert n >= 40
     assert (fuzzy - strict) / n >= 0.20
     assert wrong == 0
 
 
 def test_fuzzy_never_loses_and_never_acts_wrongly_on_the_shared_paraphrases():
-    n, strict, fuzzy, wrong = _score(ROOT / "tests" / "data" / "paraphrases.toml")
+    n, strict, fuzzy, wrong = _score(ROOT / "hub" / "bench" / "data" / "paraphrases.toml")
     assert fuzzy > strict and wrong == 0

@@ -1,6 +1,6 @@
 """``hub bench --suite llm``: the local LLM measured through the real turn graph.
 
-- accuracy on ``tests/data/paraphrases.toml`` (commands and questions the rules may miss):
+- accuracy on ``hub/bench/data/paraphrases.toml`` (commands and questions the rules may miss):
   rules alone vs rules + LLM, and whether any turn acted on an entity it did not name;
 - answer TTFA (end of input -> first answer audio ready) p50 for the questions;
 - with the LLM hung: TTFA p100 against the LLM budget + 100 ms.
@@ -14,13 +14,18 @@ from pathlib import Path
 
 from hub.resilience.percentile import percentile as pct
 
-CASES = Path(__file__).resolve().parents[2] / "tests" / "data" / "paraphrases.toml"
+DATA = Path(__file__).resolve().parent / "data"
+CASES = DATA / "paraphrases.toml"
+SETS = (DATA / "paraphrases.toml", DATA / "paraphrases_commands.toml")
+"""The paraphrase sets: the earlier one (commands and questions) and our own commands."""
 
 
-def _hub(settings, *, llm: bool, inject=()):
+def _hub(settings, *, llm: bool, fuzzy: bool = True, inject=()):
     from hub.core.hub import Hub
     from hub.store.db import Store
 
+    settings = dataclasses.replace(settings, intents=dataclasses.replace(settings.intents,
+                                                                         fuzzy=fuzzy))
     if not llm:
         settings = dataclasses.replace(settings, llm=dataclasses.replace(
             settings.llm, intents_on=(), answers_on=()))
@@ -48,27 +53,35 @@ def _unnamed_action(case: dict, trace: dict) -> bool:
                 and not mentioned(name, case["text"]))
 
 
+PATHS = (("strict rules", False, False), ("rules + fuzzy", True, False),
+         ("rules + fuzzy + LLM", True, True))
+"""The understanding paths compared: label, fuzzy matching on, LLM on."""
+
+
 def llm_suite(settings, limit: int = 0) -> list[str]:
     """Report lines of the LLM suite."""
-    cases = tomllib.loads(CASES.read_text(encoding="utf-8"))["case"][: limit or None]
-    rows = {}
-    for label, use_llm in (("rules alone", False), ("rules + LLM", True)):
-        hub = _hub(settings, llm=use_llm)
-        rows[label] = [hub.turn_text(c["text"]) for c in cases]
-    with_llm = rows["rules + LLM"]
-    questions = [t["timings_ms"]["ttfa"] for c, t in zip(cases, with_llm)
-                 if c["intent"] == "answer" and t["source"] == "llm"]
+    sets = [(path, tomllib.loads(path.read_text(encoding="utf-8"))["case"][: limit or None])
+            for path in SETS]
+    lines = ["Paraphrases through the graph (`hub ask` path, speech on); right = intent and the "
+             "named entity/area; the last column counts turns that acted on an entity whose "
+             "words were not said.", "",
+             "| set | path | right | acted on an unnamed entity |", "|---|---|---|---|"]
+    questions: list[float] = []
+    for label, fuzzy, use_llm in PATHS:
+        hub = _hub(settings, llm=use_llm, fuzzy=fuzzy)
+        for path, cases in sets:
+            traces = [hub.turn_text(c["text"]) for c in cases]
+            right = sum(_right(c, t) for c, t in zip(cases, traces))
+            unnamed = sum(_unnamed_action(c, t) for c, t in zip(cases, traces))
+            lines.append(f"| `{path.name}` | {label} | {right}/{len(cases)} "
+                         f"({100 * right / max(1, len(cases)):.0f}%) | {unnamed} |")
+            if use_llm:
+                questions += [t["timings_ms"]["ttfa"] for c, t in zip(cases, traces)
+                              if c["intent"] == "answer" and t["source"] == "llm"]
     budget = settings.llm.budget_s * 1000
     hung = _hub(settings, llm=True, inject=["llm_intent=hang"])
     hung_ttfa = [hung.turn_text("tell me something about the moon")["timings_ms"]["ttfa"]
                  for _ in range(5)]
-    lines = [f"{len(cases)} paraphrases from `tests/data/paraphrases.toml`, through the graph "
-             "(`hub ask` path, speech on).", "", "| path | right | acted on an unnamed entity |",
-             "|---|---|---|"]
-    for label, traces in rows.items():
-        right = sum(_right(c, t) for c, t in zip(cases, traces))
-        unnamed = sum(_unnamed_action(c, t) for c, t in zip(cases, traces))
-        lines.append(f"| {label} | {right}/{len(cases)} | {unnamed} |")
     lines += ["", f"- LLM answer TTFA p50: {pct(questions, 50) or 0:.0f} ms over "
               f"{len(questions)} answered questions (target <= 1500 ms)",
               f"- LLM hung (`llm_intent=hang`): TTFA p100 {max(hung_ttfa):.0f} ms over 5 turns; "
