@@ -45,7 +45,7 @@ class AudioSettings:
     """Input device name (a substring of PortAudio's name); empty: the system default."""
     output_device: str = ""
     """Output device name (a substring of PortAudio's name); empty: the system default."""
-    device_wait_s: Annotated[float, Field(ge=0)] = 30.0
+    device_wait_s: Annotated[float, Field(ge=0)] = 120.0
     """How long ``hub run`` waits for a missing device before exiting with code 4."""
 
 

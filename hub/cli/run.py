@@ -6,7 +6,7 @@ RUN_EPILOG = """\
 microphone: [audio] input_device = "NAME" picks the input by a case-insensitive substring of
 its PortAudio name (exact name first); empty means the system default. `hub doctor` lists
 the devices, marks the one `hub run` would open with its rates and channels, and says what
-is wrong. A missing device is waited for ([audio] device_wait_s, default 30 s), then the
+is wrong. A missing device is waited for ([audio] device_wait_s, default 120 s), then the
 daemon exits with 4.
 
 signals: SIGTERM stops cleanly (exit 0), SIGINT too (exit 130), SIGHUP reloads the config
