@@ -308,7 +308,7 @@ def test_unreachable_host_is_one_line_and_exit_3(tmp_path):
                         f'entry = "x.gguf"\n[[model.file]]\nurl = "http://127.0.0.1:{port}/x.gguf"'
                         f'\nsha256 = "{sha(b"x")}"\nsize = 1\n')
     dest = tmp_path / "models"
-    proc = subprocess.run([sys.executable, "-m", "hub.models", "fetch", "x", "--dest", str(dest),
+    proc = subprocess.run([sys.executable, "-m", "hub", "models", "fetch", "x", "--dest", str(dest),
                            "--manifest", str(manifest)], capture_output=True, text=True,
                           cwd=REPO, timeout=60)
     assert proc.returncode == EXIT_NETWORK

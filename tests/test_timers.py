@@ -292,7 +292,9 @@ def test_ask_prints_timer_finished_with_its_audio_within_the_exit_grace(tmp_path
     result = run_hub("ask", "--store", db, "--out", str(tmp_path / "out"), "-",
                      stdin="set a timer for 1 second\n", tmp_path=tmp_path)
     assert result.returncode == 0, result.stderr
-    trace, event = (json.loads(line) for line in result.stdout.splitlines())
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    # the ring may come before the turn's own line when synthesis is slow (a loaded machine)
+    (trace,), (event,) = [x for x in lines if "event" not in x], [x for x in lines if "event" in x]
     assert trace["intent"] == "HassStartTimer"
     assert (event["event"], event["duration_s"], event["name"]) == ("timer_finished", 1, None)
     with wave.open(event["audio"]) as wav:
