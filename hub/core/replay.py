@@ -51,12 +51,27 @@ def store_location(args, settings) -> str:
     if given == ":memory:":
         return given
     path = Path(given).expanduser()
+    if path.exists() and not path.is_file():
+        raise BadInputError(f"store {given}: is a folder or not a regular file (give a file "
+                            "name, e.g. {given}/hub.db)".replace("{given}", str(given).rstrip("/")))
+    if path.is_file() and path.stat().st_size and not _is_sqlite(path):
+        raise BadInputError(f"store {given}: not a hub store (not an SQLite file); give a new "
+                            "file name or an existing store")
     if not path.parent.is_dir() and not getattr(args, "store_create", False):
         raise BadInputError(f"store {given}: folder {path.parent} does not exist (check the "
                             "path, or add --store-create to create it)")
     if not path.exists():
         log.warning("new store %s (no such file before)", path)
     return str(path)
+
+
+def _is_sqlite(path: Path) -> bool:
+    """True when ``path`` starts like an SQLite database (its 16-byte header)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return True  # unreadable: the store itself reports it and runs without it
 
 
 def settings_for(args):

@@ -26,3 +26,77 @@ def fact_update(hub, text: str) -> dict | None:
     match = IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
                         entities=(name,) if name else ())
     return {"matches": [match], "transcript": text, "source": "rules"}
+
+
+FACT_INTENTS = frozenset({"HassGetCurrentTime", "HassGetCurrentDate", "HassGetWeather",
+                          "HassClimateGetTemperature", "HassGetState"})
+"""Read-only intents that state a fact: the answer is the home's, here and now."""
+
+SHIFT_WORDS = frozenset({
+    "tomorrow", "tonight", "yesterday", "later", "will", "gonna", "weekend", "next", "last",
+    "ago", "until", "till", "since", "before", "after", "was", "were", "forecast", "week",
+    "month", "christmas", "birthday", "sunset", "sunrise", "close", "closes", "closing",
+    "opens", "opening", "hours", "days", "weeks", "years", "soon", "expected", "predict",
+    "set", "sets", "rise", "rises",
+})
+"""Words that move a question to another time (or to a schedule the hub does not have)."""
+
+NOT_HERE_AND_NOW = "Sorry, I only know how things are here and now, not that."
+NO_SUCH_DEVICE = "Sorry, I don't know a device by that name."
+
+
+def beyond_source(hub, text: str, matches: list, *, check_names: bool = True) -> str | None:
+    """The honest answer when a fact intent matched a question its source cannot answer,
+    else None.
+
+    A fact intent (:data:`FACT_INTENTS`) answers about now, here and the devices in
+    ``[home]``; a question about another time ("how warm was it yesterday", "what time will
+    it be in two hours"), another place ("what time is it in Tokyo", "the temperature in the
+    garage" with no such area) or a device whose name was not said ("is the back door locked"
+    matched to the Front Door by the fuzzy matcher) gets an honest line instead of a fact.
+    """
+    from hub.llm.facts import _words
+    from hub.llm.guard import mentioned
+
+    if len(matches) != 1 or matches[0].intent not in FACT_INTENTS:
+        return None
+    match, words = matches[0], _words(text)
+    if set(words) & SHIFT_WORDS:
+        return NOT_HERE_AND_NOW
+    known = {w for name in (*hub.home.areas, *hub.home.floors, *(e.name for e in
+                                                                  hub.home.entities))
+             for w in _words(name)}
+    where = {w for name in (*hub.home.areas, *hub.home.floors, *(
+        e.name for e in hub.home.entities if e.domain == "weather")) for w in _words(name)}
+    places = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("in", "at")]
+    places = [p for p in places if p not in ("the", "my", "here", "home", "this", "our")] + \
+        [words[i + 2] for i, w in enumerate(words[:-2]) if w in ("in", "at")
+         and words[i + 1] in ("the", "my", "our")]
+    if any(p not in where for p in places):
+        return NOT_HERE_AND_NOW
+    if not check_names:  # the fact route chose its source on purpose (a humidity sensor)
+        return None
+    named = [n for n in match.entities if match.slots.get("name")]
+    if named and not any(mentioned(n, text) for n in named):
+        return NO_SUCH_DEVICE
+    for i, word in enumerate(words[1:], 1):  # "the back door": a kind of device named ...
+        before = words[i - 1]
+        if word in DEVICE_WORDS and before not in _DETERMINERS and before not in known:
+            return NO_SUCH_DEVICE  # ... by a word no entity or area of the home has
+    return None
+
+
+DEVICE_WORDS = frozenset({"door", "doors", "light", "lights", "lamp", "lamps", "lock", "locks",
+                          "window", "windows", "blinds", "curtains", "fan", "tv", "switch",
+                          "thermostat", "sensor", "garage", "heater"})
+_DETERMINERS = frozenset({"the", "a", "an", "my", "all", "any", "every", "your", "our", "of",
+                          "is", "are", "in", "on", "off", "which", "what", "whats", "how"})
+
+
+def fact_matches(update: dict) -> list:
+    """The matches of a :func:`fact_update` (one stand-in for an answer from the clock)."""
+    from types import SimpleNamespace
+
+    if update.get("matches"):
+        return list(update["matches"])
+    return [SimpleNamespace(intent=update.get("intent"), entities=(), slots={})]

@@ -14,7 +14,7 @@ import time
 
 from hub.errors import TimeoutError_
 from hub.graph.confirmation import confirmation_answer
-from hub.graph.facts import fact_update
+from hub.graph.facts import beyond_source, fact_matches, fact_update
 
 log = logging.getLogger("hub.graph")
 
@@ -115,13 +115,19 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     if match is None:
         fact = fact_update(hub, text)  # time, date, weather, states: from their source only
         if fact is not None:
-            return fact
+            honest = beyond_source(hub, text, fact_matches(fact), check_names=False)
+            return fact if honest is None else {"matches": [], "response": honest,
+                                                "source": "rules", "transcript": text}
         more = getattr(engine, "recognize_more", None)
         matches = more(text, conversation.area) if more else []  # several commands, then fuzzy
-        if matches:
-            return {"matches": matches, "transcript": text, "source": "rules"}
-        return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
-    return {"matches": [match], "transcript": text, "source": "rules"}
+        if not matches:
+            return {"matches": [], "faq_hit": bool(hub.engines.faq().answer(text))}
+    else:
+        matches = [match]
+    honest = beyond_source(hub, text, matches)  # a fact intent asked about another time or place
+    if honest is not None:
+        return {"matches": [], "response": honest, "source": "rules", "transcript": text}
+    return {"matches": matches, "transcript": text, "source": "rules"}
 
 
 MAX_RAW_CHARS = 4000

@@ -20,6 +20,9 @@ def clean_answer(text: str) -> str:
     if "{" in text and ":" in text:
         values = re.findall(r'"(?:answer|text|response|reply|message)"\s*:\s*"([^"]*)"', text)
         text = re.sub(r"\{.*\}", " ", text, flags=re.S) + " " + " ".join(values)
+    if "{" in text or "}" in text or "`" in text or re.search(r'"[^"]{1,40}"\s*:', text) \
+            or re.match(r"\s*json\b", text, re.I):
+        return ""  # a piece of JSON or code (cut by the sentence splitter): never read aloud
     text = _MARKS.sub(" ", text)
     text = " ".join(text.split())
     return text if any(ch.isalnum() for ch in text) else ""

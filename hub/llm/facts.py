@@ -63,6 +63,23 @@ _CLAIMS = [
     re.compile(r"\b(?:" + "|".join(WEEKDAYS + MONTHS) + r")s?\b", re.I),
     re.compile(r"\b(?:" + "|".join(sorted(WEATHER_WORDS - {"clear", "sun"})) + r")\b", re.I),
     re.compile(r"\b(?:temperature|degrees|celsius|fahrenheit|hot outside|cold outside)\b", re.I),
+    # a time said in words: "half past twelve", "quarter to five", "ten in the morning"
+    re.compile(r"\b(?:half past|quarter (?:past|to)|(?:\w+) (?:past|to) (?:one|two|three|four|"
+               r"five|six|seven|eight|nine|ten|eleven|twelve)|in the (?:morning|afternoon|"
+               r"evening))\b", re.I),
+    # how it feels outside: "it is freezing", "it's hot right now"
+    re.compile(r"\b(?:it is|it's|it will be|it was|feels)\s+(?:\w+\s+)?(?:freezing|hot|cold|"
+               r"warm|chilly|mild|boiling|scorching|cool)\b", re.I),
+    # a device's state without its name: "the door is unlocked", "the lights are now on"
+    re.compile(r"\b(?:the|your|all)\s+(?:\w+\s+)?(?:lights?|lamps?|doors?|locks?|garage|"
+               r"windows?|blinds|curtains|tv|heating|thermostat|fans?|switch(?:es)?)\s+"
+               r"(?:is|are|was|were|has been|have been)\s+(?:now\s+|still\s+)?(?:on|off|open|"
+               r"opened|closed|shut|locked|unlocked|running|playing)\b", re.I),
+    # an action it claims to have done: only the rules act, and they say so themselves
+    re.compile(r"\b(?:done|i've|i have|i just)\b.{0,40}\b(?:on|off|open|opened|closed|"
+               r"locked|unlocked|set|started|turned|switched)\b|\bnow (?:on|off|open|closed|"
+               r"locked|unlocked)\b|\bi (?:turned|switched|locked|unlocked|opened|closed|set)\b",
+               re.I),
 ]
 
 

@@ -48,8 +48,11 @@ def is_damaged(path: str, budget_s: float = CHECK_BUDGET_S) -> str | None:
 def move_aside(path: str, now: float) -> str:
     """Rename ``path`` and its ``-wal``/``-shm`` to ``<path>.corrupt-<YYYYmmdd-HHMMSS>``.
 
-    Returns the new name of the main file. Raises OSError when it cannot be renamed.
+    Returns the new name of the main file. Raises OSError when it cannot be renamed, or
+    when ``path`` is not a regular file (a folder is never moved: it holds someone's files).
     """
+    if not os.path.isfile(path) or os.path.islink(path):
+        raise IsADirectoryError(f"{path} is not a regular file; not moved aside")
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
     target = f"{path}.corrupt-{stamp}"
     n = 1
