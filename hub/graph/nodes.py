@@ -30,6 +30,9 @@ DONE = "Done."
 ACT_FAILED = "Sorry, I couldn't do that right now."
 """The answer when a device action failed after its retry."""
 
+NOTHING_TO_CONFIRM = "There's nothing to confirm."
+"""The answer to a "yes" when no question is waiting (or it was asked too long ago)."""
+
 CANCELLED = "Okay, I won't."
 """The answer to a "no" after "Do you want me to ...?"."""
 
@@ -102,6 +105,8 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
                     "source": pending[0].source or "rules"}
         if answer is False:
             return {"matches": [], "response": CANCELLED, "source": "rules"}
+    elif confirmation_answer(state.get("transcript") or "") is True:
+        return {"matches": [], "response": NOTHING_TO_CONFIRM, "source": "rules"}  # a stray yes
     engine = hub.engines.rules()
     segments = state.get("segments") or []
     if len(segments) > 1:
