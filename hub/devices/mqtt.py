@@ -260,10 +260,11 @@ class MqttBackend:
             return
         self.outbox.mark(key, EXPIRED)
         with self._lock:
-            held = key in self._queued
+            self._queued.discard(key)
             self._acks.pop(key, None)
-        if held:  # paho would send it after a reconnect: a new client holds only live rows
-            self.link.rebuild(f"command {key} expired")
+        # paho may hold it (queued while disconnected, or in flight) and would send it after a
+        # reconnect: always a new client, which is given only the rows still live
+        self.link.rebuild(f"command {key} expired")
         action = record["action"]
         name = action.get("entity", "")
         reported = self._reported.get(name)
