@@ -61,7 +61,7 @@ def store_location(args, settings) -> str:
         raise BadInputError(f"store {given}: folder {path.parent} does not exist (check the "
                             "path, or add --store-create to create it)")
     if not path.exists():
-        log.warning("new store %s (no such file before)", path)
+        log.info("new store %s (no such file before)", path)
     return str(path)
 
 
