@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import queue
 import threading
@@ -54,3 +56,21 @@ class Recorder:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """A throw-away Mosquitto on 127.0.0.1 for one test module."""
+    b = Broker(tmp_path_factory.mktemp("broker"))
+    yield b
+    b.close()
+
+
+@pytest.fixture()
+def home():
+    """The sample home (``hub/data/home-en.toml``)."""
+    from hub.home import Home
+    from hub.paths import DATA_DIR
+    from hub.settings import load_settings
+
+    return Home.from_settings(load_settings(str(DATA_DIR / "home-en.toml")).home)

@@ -9,7 +9,6 @@ time and reads the trace lines from stdout.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import socket

@@ -8,31 +8,16 @@ import random
 import time
 
 import pytest
-from pydantic import ValidationError
 
 from hub.devices.link import backoff_delay
 from hub.devices.mqtt import MqttBackend, make_backend
 from hub.devices.speech import queued_text
 from hub.devices.topics import StateError, entity_topics, parse_state, slug
 from hub.errors import ConfigError, FatalError
-from hub.home import Home
-from hub.settings import MqttSettings, load_settings, settings_from_dict
+from hub.settings import MqttSettings, settings_from_dict
 from hub.store.db import Store
-from mqtt_broker import WAIT_S, Broker, Recorder, until
+from mqtt_broker import WAIT_S, Broker, Recorder, broker, home, until  # noqa: F401 - fixtures
 
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    b = Broker(tmp_path_factory.mktemp("broker"))
-    yield b
-    b.close()
-
-
-@pytest.fixture()
-def home():
-    from hub.paths import DATA_DIR
-
-    return Home.from_settings(load_settings(str(DATA_DIR / "home-en.toml")).home)
 
 
 @pytest.fixture()

@@ -16,23 +16,10 @@ import pytest
 from hub.devices import session as session_mod
 from hub.devices.discovery import ENTITIES
 from hub.devices.mqtt import MqttBackend
-from hub.home import Home
-from hub.paths import DATA_DIR
-from hub.settings import MqttSettings, load_settings
+from hub.settings import MqttSettings
 from hub.store.db import Store
-from mqtt_broker import WAIT_S, Broker, Recorder, until
+from mqtt_broker import WAIT_S, Broker, Recorder, broker, home, until  # noqa: F401 - fixtures
 
-
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    b = Broker(tmp_path_factory.mktemp("broker"))
-    yield b
-    b.close()
-
-
-@pytest.fixture()
-def home():
-    return Home.from_settings(load_settings(str(DATA_DIR / "home-en.toml")).home)
 
 
 def make(broker, home, store=None, port=None, **kw) -> MqttBackend:
