@@ -33,7 +33,8 @@ else
         --disallow-exit=yes --log-target="file:$dir/pulseaudio.log" \
         --load="module-native-protocol-unix auth-anonymous=1 socket=$socket" \
         --load="module-always-sink" >&2 2>/dev/null || true
-    for _ in $(seq 1 50); do
+    # The first start on a fresh machine (cookie, config folders) can take seconds.
+    for _ in $(seq 1 300); do
         pactl info >/dev/null 2>&1 && break
         sleep 0.1
     done
@@ -45,6 +46,7 @@ fi
 
 modules="$(pactl list short modules)"
 if ! grep -q "source_name=hub_mic" <<<"$modules"; then
+    rm -f "$fifo"  # a FIFO left by a server that died: the module refuses an existing file
     pactl load-module module-pipe-source source_name=hub_mic file="$fifo" \
         format=s16le rate=16000 channels=1 >/dev/null
 fi

@@ -13,7 +13,9 @@ if ! (exec 3<>/dev/tcp/127.0.0.1/1883) 2>/dev/null; then
     mosquitto -d -c "$conf"
     for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/1883) 2>/dev/null && break; sleep 0.1; done
 fi
-eval "$(scripts/start-test-audio.sh)"
+audio_env="$(scripts/start-test-audio.sh)"  # an assignment, so a failure stops here
+eval "$audio_env"
+pactl list short sources >&2
 scripts/wyoming-clients.sh  # the wyoming package's client at HA's oldest and newest pins
 
 export HUB_SHARED="${HUB_SHARED:-$(cd .. && pwd)/shared}"

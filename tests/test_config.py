@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -73,7 +74,14 @@ def test_example_has_every_section_and_field_and_reads_back_as_the_defaults():
 
 
 def test_example_then_doctor_passes(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    # The example's [audio] section wants a microphone: the test sound server of
+    # scripts/start-test-audio.sh (started here when it is not running) provides one.
+    audio = subprocess.run(["bash", str(REPO / "scripts" / "start-test-audio.sh")],
+                           capture_output=True, text=True, check=True, timeout=60)
+    audio_env = dict(shlex.split(line.removeprefix("export "))[0].split("=", 1)
+                     for line in audio.stdout.splitlines() if line.startswith("export "))
+    env = {**os.environ, **audio_env, "PYTHONPATH": str(REPO),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
     made = subprocess.run([sys.executable, "-m", "hub", "config", "example"], cwd=tmp_path,
                           capture_output=True, text=True, env=env, check=True)
     (tmp_path / "hub.toml").write_text(made.stdout, encoding="utf-8")

@@ -150,7 +150,9 @@ def test_bc23_e_byte_by_byte_and_coalesced_writes_match_plain(server):
         audio = [e for e in events if e.type != "pong"]
         assert [e.type for e in audio if e.type != "audio-chunk"] == ["audio-start", "audio-stop"]
         assert formats(audio) == formats(reference)
-        assert abs(samples(audio) - samples(reference)) <= 0.05 * samples(reference)
+        # Piper draws its durations with noise (noise_w), so two syntheses of one text differ
+        # by a few percent; a dropped or cut sentence would differ by a third or more.
+        assert abs(samples(audio) - samples(reference)) <= 0.15 * samples(reference)
         assert chunked or events[0].type == "pong"
 
 
