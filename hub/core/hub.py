@@ -183,15 +183,14 @@ class Hub:
         the turn ends as ``no_speech`` without running the recognizer. ``conversation``: the
         room or client it belongs to (default: the hub's default conversation).
         """
-        return self._turn({"samples": samples, "text": None, "asr_stream": asr_stream,
-                           "silent": silent},
-                          file=file, out_path=out_path, started=started,
-                          conversation=conversation)
+        return self._turn({"text": None, "silent": silent}, file=file, out_path=out_path,
+                          started=started, conversation=conversation, samples=samples,
+                          asr_stream=asr_stream)
 
     def answer_text(self, text: str, *, out_path: str | None = None,
                     conversation: Conversation | None = None) -> TurnResult:
         """Run one turn on a text utterance (``hub ask``, a Wyoming ``transcript``)."""
-        return self._turn({"samples": None, "text": text}, file=None, out_path=out_path,
+        return self._turn({"text": text}, file=None, out_path=out_path,
                           conversation=conversation)
 
     def turn_audio(self, samples, **kwargs) -> dict:
@@ -203,19 +202,22 @@ class Hub:
         return self.answer_text(text, **kwargs).trace
 
     def _turn(self, inputs: dict, *, file, out_path, started=None,
-              conversation: Conversation | None = None) -> TurnResult:
+              conversation: Conversation | None = None, samples=None,
+              asr_stream=None) -> TurnResult:
+        from hub.graph.state import TurnContext
         from hub.trace import make_trace
 
         started = started if started is not None else self.clock()
         conversation = conversation or self.conversation()
-        state = {**inputs, "turn_id": uuid.uuid4().hex, "entry": self.entry, "file": file,
+        state = {**inputs, "turn_id": uuid.uuid4().hex, "file": file,
                  "conversation_id": conversation.conversation_id,
                  "started": started,
-                 "deadline": Deadline(max(0.0, self.settings.resilience.deadline_s
-                                              - (self.clock() - started)), clock=self.clock),
                  "errors": [], "attempts": {}, "timings_ms": {}, "fallback_level": 0,
                  "breakers": [], "failed": None}
-        final = self.graph.invoke(state, {"recursion_limit": RECURSION_LIMIT})
+        turn = TurnContext(Deadline(max(0.0, self.settings.resilience.deadline_s
+                                         - (self.clock() - started)), clock=self.clock),
+                           samples=samples, asr_stream=asr_stream)
+        final = self.graph.invoke(state, {"recursion_limit": RECURSION_LIMIT}, context=turn)
         audio = self._write_audio(final, out_path)
         trace = make_trace(final, audio=audio, total_ms=(time.monotonic() - started) * 1000)
         for event in trace["breakers"]:

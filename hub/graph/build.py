@@ -10,7 +10,8 @@
 
 A failed node is retried only when :func:`hub.resilience.retry.should_retry` allows it and its
 attempt count in state is below :data:`hub.resilience.retry.MAX_ATTEMPTS`, so no loop can reach
-LangGraph's recursion limit (case BC-16).
+LangGraph's recursion limit (case BC-16). Routes that need the turn's deadline or audio get its
+:class:`~hub.graph.state.TurnContext` from LangGraph (``runtime.context``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from __future__ import annotations
 from functools import partial
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
 from hub.graph import nodes, streaming
 from hub.graph.confirmation import needs_confirmation
-from hub.graph.guard import BREAKER_OPEN, guarded
-from hub.graph.state import TurnState
+from hub.graph.guard import BREAKER_OPEN, guarded, takes_turn
+from hub.graph.state import TurnContext, TurnState
 from hub.resilience.retry import MAX_ATTEMPTS, should_retry
 
 RECURSION_LIMIT = 40
@@ -34,27 +36,29 @@ def _failed(state: dict, node: str) -> str | None:
     return failed["kind"] if failed and failed["node"] == node else None
 
 
-def _retry(state: dict, node: str, kind: str, *, side_effect: bool = False) -> bool:
+def _retry(state: dict, turn: TurnContext, node: str, kind: str, *,
+           side_effect: bool = False) -> bool:
     """Whether a failed node runs again (the rules: :mod:`hub.resilience.retry`)."""
     attempt = (state.get("attempts") or {}).get(node, 0)
     if kind == BREAKER_OPEN or attempt >= MAX_ATTEMPTS:
         return False
-    return should_retry(kind, attempt, node, state["deadline"], side_effect=side_effect,
+    return should_retry(kind, attempt, node, turn.deadline, side_effect=side_effect,
                         has_idempotency_key=True)
 
 
-def route_fingerprint(state: dict) -> str:
+def route_fingerprint(state: dict, runtime: Runtime[TurnContext]) -> str:
+    samples = runtime.context.samples
     if state.get("transcript"):
         return "rules"
-    if state.get("silent") or state.get("samples") is None or len(state["samples"]) == 0:
+    if state.get("silent") or samples is None or len(samples) == 0:
         return "no_speech"
     return "asr"
 
 
-def route_asr(state: dict) -> str:
+def route_asr(state: dict, runtime: Runtime[TurnContext]) -> str:
     kind = _failed(state, "asr")
     if kind:
-        if _retry(state, "asr", kind):
+        if _retry(state, runtime.context, "asr", kind):
             return "asr"
         return "cached_transcript" if state.get("l1") else "placeholder"
     if state.get("transcript"):
@@ -66,10 +70,10 @@ def route_cached_transcript(state: dict) -> str:
     return "rules" if state.get("transcript") else "placeholder"
 
 
-def route_rules(hub, state: dict) -> str:
+def route_rules(hub, state: dict, runtime: Runtime[TurnContext]) -> str:
     kind = _failed(state, "rules")
     if kind:  # understanding is down: canned answers, then the placeholder, at once
-        return "rules" if _retry(state, "rules", kind) else "faq"
+        return "rules" if _retry(state, runtime.context, "rules", kind) else "faq"
     if state.get("matches"):
         return _act_or_ask(hub, state)
     if state.get("response"):
@@ -100,10 +104,10 @@ def about_the_home(text: str) -> bool:
     return bool(HOME_WORDS & set(text.lower().replace("?", " ").split()))
 
 
-def route_llm_intent(hub, state: dict) -> str:
+def route_llm_intent(hub, state: dict, runtime: Runtime[TurnContext]) -> str:
     kind = _failed(state, "llm_intent")
     if kind:
-        return "llm_intent" if _retry(state, "llm_intent", kind) else "relaxed"
+        return "llm_intent" if _retry(state, runtime.context, "llm_intent", kind) else "relaxed"
     if state.get("matches"):
         return _act_or_ask(hub, state)
     if state.get("confirm") is not None:
@@ -120,13 +124,13 @@ def route_llm_intent(hub, state: dict) -> str:
     return "faq"
 
 
-def route_llm_answer(state: dict) -> str:
+def route_llm_answer(state: dict, runtime: Runtime[TurnContext]) -> str:
     kind = _failed(state, "llm_answer")
     if kind:
         speech = streaming.current(state)
         if kind == "timeout" and speech is not None and speech.sentences:
             return "respond"  # what was said stands; a retry would only say it again
-        return "llm_answer" if _retry(state, "llm_answer", kind) else "relaxed"
+        return "llm_answer" if _retry(state, runtime.context, "llm_answer", kind) else "relaxed"
     return "respond"
 
 
@@ -152,9 +156,9 @@ def route_faq(state: dict) -> str:
     return "placeholder" if failed else "respond"
 
 
-def route_act(state: dict) -> str:
+def route_act(state: dict, runtime: Runtime[TurnContext]) -> str:
     kind = _failed(state, "act")
-    if kind and _retry(state, "act", kind, side_effect=True):
+    if kind and _retry(state, runtime.context, "act", kind, side_effect=True):
         return "act"
     return "respond"
 
@@ -166,10 +170,10 @@ def route_respond(hub, state: dict) -> str:
     return "tts" if hub.speak and (state.get("response") or "").strip() else END
 
 
-def route_tts(state: dict) -> str:
+def route_tts(state: dict, runtime: Runtime[TurnContext]) -> str:
     kind = _failed(state, "tts")
     if kind:
-        return "tts" if _retry(state, "tts", kind) else "cached_audio"
+        return "tts" if _retry(state, runtime.context, "tts", kind) else "cached_audio"
     return END
 
 
@@ -177,15 +181,27 @@ def route_cached(state: dict) -> str:
     return END if state.get("pcm") else "placeholder"
 
 
+def _plain(fn, hub):
+    """``fn(hub, state)`` as a node; ``fn(hub, state, turn)`` is given the turn's context."""
+    if not takes_turn(fn):
+        return partial(fn, hub)
+
+    def run(state: dict, runtime: Runtime[TurnContext]) -> dict:
+        return fn(hub, state, runtime.context)
+
+    run.__name__ = f"node_{fn.__name__}"
+    return run
+
+
 def build_graph(hub):
     """Compile the turn graph for the orchestrator ``hub`` (see :class:`hub.core.hub.Hub`)."""
-    g = StateGraph(TurnState)
+    g = StateGraph(TurnState, context_schema=TurnContext)
     plain = {"fingerprint": nodes.fingerprint, "confirm": nodes.confirm, "faq": nodes.faq,
              "respond": nodes.respond, "cached_audio": nodes.cached_audio,
              "placeholder": nodes.placeholder, "relaxed": nodes.relaxed,
              "no_speech": nodes.no_speech, "cached_transcript": nodes.cached_transcript}
     for name, fn in plain.items():
-        g.add_node(name, partial(fn, hub))
+        g.add_node(name, _plain(fn, hub))
     # node -> (its circuit breaker, the engine it loads); the MQTT backend holds its own
     # breaker, so a broker that is down never blocks answers that need no device
     engines = {"asr": ("asr", "asr"), "rules": ("rules", "rules"), "llm_intent": ("llm", "llm"),

@@ -1,24 +1,36 @@
 """Run one node under the resilience layer: breaker, dynamic timeout, fault, classification.
 
 A guarded node never raises. Its failure becomes state (``failed`` and a new ``errors``
-entry) that the graph's conditional edges route: retry, next fallback level, or end.
+entry) that the graph's conditional edges route: retry, next fallback level, or end. Its
+deadline is the turn's (:class:`~hub.graph.state.TurnContext`, LangGraph's runtime context).
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
 from typing import Callable
 
+from langgraph.runtime import Runtime
+
 from hub.errors import HubError, InvalidOutputError
+from hub.graph.state import TurnContext
 from hub.resilience.faults import apply_fault
 from hub.resilience.runner import call_with_timeout
 
 log = logging.getLogger("hub.graph")
 
-Body = Callable[[object, dict, threading.Event], dict]
-"""A node's work: ``body(hub, state, cancel) -> state update``; raises HubError on failure."""
+Body = Callable[..., dict]
+"""A node's work: ``body(hub, state, cancel) -> state update``, or
+``body(hub, state, cancel, turn)`` when it needs the turn's :class:`TurnContext`; raises
+HubError on failure."""
+
+
+def takes_turn(body: Callable[..., dict]) -> bool:
+    """True when ``body`` has a ``turn`` parameter (it is given the turn's context)."""
+    return "turn" in inspect.signature(body).parameters
 
 BREAKER_OPEN = "breaker_open"
 """The ``kind`` of an error entry written when an open breaker skipped a node."""
@@ -36,12 +48,14 @@ def _failure(state: dict, node: str, err: dict) -> dict:
             "errors": list(state.get("errors") or []) + [err]}
 
 
-def _attempt(hub, node: str, body: Body, state: dict, cancel: threading.Event) -> dict:
+def _attempt(hub, node: str, body: Body, state: dict, turn: TurnContext,
+             cancel: threading.Event) -> dict:
     fault = hub.faults.get(node)
+    args = (hub, state, cancel, turn) if takes_turn(body) else (hub, state, cancel)
     if apply_fault(fault, cancel) == "garbage":
-        body(hub, state, cancel)
+        body(*args)
         raise InvalidOutputError(f"{node} returned garbage (injected)", node=node)
-    return body(hub, state, cancel)
+    return body(*args)
 
 
 def guarded(node: str, body: Body, hub, *, engine: str | None = None,
@@ -56,11 +70,11 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None,
         loads: the engine (:class:`hub.core.engines.Engines` name) to build before the timed
             call, so a one-time load is paid from the turn's deadline, not the node's timeout.
     Returns:
-        A function of the state returning the update, with ``attempts``, ``timings_ms``,
-        ``failed`` and ``errors`` set.
+        A function of the state (and LangGraph's runtime) returning the update, with
+        ``attempts``, ``timings_ms``, ``failed`` and ``errors`` set.
     """
 
-    def run(state: dict) -> dict:
+    def run(state: dict, runtime: Runtime[TurnContext]) -> dict:
         start = time.monotonic()
         attempts = dict(state.get("attempts") or {})
         attempts[node] = attempts.get(node, 0) + 1
@@ -70,7 +84,7 @@ def guarded(node: str, body: Body, hub, *, engine: str | None = None,
                    "message": f"{breaker.describe()}; skipped"}
             update = _failure(state, node, err)
         else:
-            update = _run_body(hub, node, body, state, breaker, loads)
+            update = _run_body(hub, node, body, state, runtime.context, breaker, loads)
             loaded = update.pop("_loaded_at", start)
             if node in LLM_NODES and loaded > start:  # a one-time load is not the LLM's budget
                 loads_ms = dict(state.get("load_ms") or {})
@@ -98,16 +112,17 @@ def _llm_budget_left(hub, state: dict) -> float:
     return max(0.0, hub.settings.llm.budget_s - spent)
 
 
-def _run_body(hub, node: str, body: Body, state: dict, breaker, loads: str | None) -> dict:
+def _run_body(hub, node: str, body: Body, state: dict, turn: TurnContext, breaker,
+              loads: str | None) -> dict:
     loaded_at = None
     try:
         if loads is not None:
             hub.engines.get(loads)
             loaded_at = time.monotonic()
-        timeout = hub.policy.timeout(node, state["deadline"])
+        timeout = hub.policy.timeout(node, turn.deadline)
         if node in LLM_NODES:
             timeout = min(timeout, _llm_budget_left(hub, state))
-        update = call_with_timeout(lambda cancel: _attempt(hub, node, body, state, cancel),
+        update = call_with_timeout(lambda cancel: _attempt(hub, node, body, state, turn, cancel),
                                    timeout, node=node)
     except HubError as exc:
         if exc.node is None:

@@ -2,7 +2,8 @@
 
 Bodies raise :class:`~hub.errors.HubError` on failure; :func:`hub.graph.guard.guarded` turns
 that into routed state. Bodies without an engine (fingerprint, respond, the fallback levels)
-are plain functions of the state and never fail.
+never fail. A body that needs the turn's live objects (audio, deadline, fingerprint) takes
+``turn`` (:class:`~hub.graph.state.TurnContext`): they are never in the state.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from hub.errors import TimeoutError_
 from hub.graph.confirmation import confirmation_answer
 from hub.graph.facts import beyond_source, fact_matches, fact_update
+from hub.graph.state import TurnContext
 
 log = logging.getLogger("hub.graph")
 
@@ -38,7 +40,7 @@ CANCELLED = "Okay, I won't."
 
 
 # -- input ------------------------------------------------------------------------------------
-def fingerprint(hub, state: dict) -> dict:
+def fingerprint(hub, state: dict, turn: TurnContext) -> dict:
     """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1).
 
     A question asked in the previous turn ("Do you want me to ...?") is taken here: only this
@@ -50,13 +52,15 @@ def fingerprint(hub, state: dict) -> dict:
     pending = {"pending": tuple(taken) if taken else None}
     if state.get("text") is not None:
         text = state["text"].strip()
-        return {"transcript": text, "alternatives": [text], "fingerprint": None, **pending}
-    samples = state.get("samples")
+        return {"transcript": text, "alternatives": [text], **pending}
+    samples = turn.samples
     if samples is None or len(samples) == 0 or state.get("silent"):
-        return {"fingerprint": None, **pending}
+        return pending
     from hub.store.recall import recall
 
-    return {**recall(hub, samples), **pending}
+    update = recall(hub, samples)
+    turn.fingerprint = update.pop("fingerprint", None)  # arrays: the turn's, not the state's
+    return {**update, **pending}
 
 
 def cached_transcript(hub, state: dict) -> dict:
@@ -69,15 +73,15 @@ def cached_transcript(hub, state: dict) -> dict:
             "fallback_level": max(state.get("fallback_level", 0), 1)}
 
 
-def asr(hub, state: dict, cancel: threading.Event) -> dict:
+def asr(hub, state: dict, cancel: threading.Event, turn: TurnContext) -> dict:
     """Recognize the utterance; keep every segment said before a pause (BC-07)."""
     engine = hub.engines.asr()
-    stream = state.get("asr_stream")
+    stream = turn.asr_stream
     first_try = not state.get("attempts", {}).get("asr", 0)
     if stream is not None and first_try:
         result = stream.finish()  # fed while the audio arrived
     else:
-        result = engine.transcribe(state["samples"], cancel)
+        result = engine.transcribe(turn.samples, cancel)
     if cancel.is_set():
         raise TimeoutError_("asr stopped: out of time", node="asr")
     alternatives = [result.text] if result.rejected else list(result.alternatives or [result.text])
@@ -85,7 +89,7 @@ def asr(hub, state: dict, cancel: threading.Event) -> dict:
     if not result.rejected:
         from hub.store.recall import remember
 
-        remember(hub, state.get("fingerprint"), result.text, alternatives)
+        remember(hub, turn.fingerprint, result.text, alternatives)
     return {"transcript": result.text, "alternatives": [a for a in alternatives if a],
             "rejected": result.rejected, "segments": segments}
 
@@ -242,7 +246,7 @@ def confirm(hub, state: dict) -> dict:
 
 
 # -- action and answer ------------------------------------------------------------------------
-def act(hub, state: dict, cancel: threading.Event) -> dict:
+def act(hub, state: dict, cancel: threading.Event, turn: TurnContext) -> dict:
     """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
     from hub.devices.speech import queued_update
 
@@ -250,7 +254,7 @@ def act(hub, state: dict, cancel: threading.Event) -> dict:
     outcomes = [actor.execute(m, idempotency_key=f"{state['turn_id']}:{i}")
                 for i, m in enumerate(state["matches"])]
     # a PUBACK is awaited well within this node's timeout: "queued" is said, never "failed"
-    end = time.monotonic() + min(state["deadline"].left() - 0.25,
+    end = time.monotonic() + min(turn.deadline.left() - 0.25,
                                  0.5 * hub.settings.resilience.timeouts_s.get("act", 2.0))
     sent = [(action, devices.publish(action, cancel, end - time.monotonic()))  # once per key
             for outcome in outcomes for action in outcome.actions]
