@@ -19,16 +19,18 @@ request never inherits another's errors and nothing can be appended forever (cas
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-import numpy as np
-
-from hub.act.common import Outcome
-from hub.asr.base import AsrStream
+from hub.act.common import Outcome  # LangGraph resolves TurnState's hints: real imports
 from hub.intents.rules import IntentMatch
 from hub.llm.parse import LlmIntent
-from hub.resilience.deadline import Deadline
-from hub.store.fingerprint import Fingerprint
+
+if TYPE_CHECKING:  # TurnContext's hints are never resolved at run time
+    import numpy as np
+
+    from hub.asr.base import AsrStream
+    from hub.resilience.deadline import Deadline
+    from hub.store.fingerprint import Fingerprint
 
 
 class L1Hit(TypedDict):
