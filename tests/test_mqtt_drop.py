@@ -129,3 +129,33 @@ def test_command_in_flight_when_the_broker_died(setup, ttl_s, arrives):
     assert dev.keys() == arrives
     assert hub_publishes(broker, b.client_id) == len(arrives)
     assert len(events) == (0 if arrives else 1)
+
+
+def test_dropped_while_paho_still_holds_bytes_of_it_aborts_the_connection(setup, caplog):
+    """When paho may still hold unwritten bytes of a dropped command (a full socket buffer:
+    ``want_write`` is true, as seen from the thread that drops it), the connection is shut
+    at once, so paho can write nothing more; the next connection is a new client."""
+    import logging
+    import threading
+
+    broker, make, device, events = setup
+    broker.start()
+    b = make(action_ttl_s=2.0, probe_s=60.0)
+    assert b.link.subscribed.wait(15)
+    broker.freeze()
+    assert b.publish(action("held:0:0")) == "queued"
+    session = b.link._session
+    client = session.client
+    real = client.want_write
+    client.want_write = lambda: threading.current_thread().name == "hub-mqtt-expiry" or real()
+    with caplog.at_level(logging.INFO, logger="hub.devices"):
+        assert until(lambda: events, 15), "the drop was never told"
+        assert until(lambda: any("aborted (command held:0:0 was dropped" in r.getMessage()
+                                 for r in caplog.records), 5)
+    broker.kill()
+    broker.start()
+    assert b.link.subscribed.wait(15), "the hub did not connect to the broker again"
+    assert session.client is not client and b.link._session is session
+    dev = device()
+    time.sleep(QUIET_S)
+    assert dev.keys() == [] and hub_publishes(broker, b.client_id) == 0
