@@ -21,19 +21,31 @@ def until(pred, timeout_s: float = WAIT_S) -> bool:
 
 
 class Recorder:
-    """A paho client (its own loop thread) collecting messages on ``topics``."""
+    """A paho client (its own loop thread) collecting messages on ``topics``.
 
-    def __init__(self, port: int, *topics: str) -> None:
+    ``client_id`` with ``persistent``: a session the broker keeps for 10 minutes after a
+    disconnect (with its persistence, across a clean restart too), so messages published while
+    the recorder is away, or before it connected again, are delivered when it comes back.
+    """
+
+    def __init__(self, port: int, *topics: str, client_id: str = "",
+                 persistent: bool = False) -> None:
         from paho.mqtt.client import CallbackAPIVersion, Client, MQTTv5
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
 
         self.messages: queue.Queue = queue.Queue()
         self.all: list = []
         self._ready = threading.Event()
-        self.client = Client(CallbackAPIVersion.VERSION2, protocol=MQTTv5)
+        self.client = Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTv5)
         self.client.on_message = self._got
         self.client.on_subscribe = lambda *a: self._ready.set()
         self.client.on_connect = lambda c, *a: c.subscribe([(t, 1) for t in topics])
-        self.client.connect("127.0.0.1", port)
+        props = None
+        if persistent:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = 600
+        self.client.connect("127.0.0.1", port, clean_start=not persistent, properties=props)
         self.client.loop_start()
         assert self._ready.wait(WAIT_S), "recorder got no SUBACK"
 

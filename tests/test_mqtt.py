@@ -160,6 +160,27 @@ def test_cli_config_error_is_one_line_exit_2(tmp_path):
     assert len(lines) == 1 and "'Lamp/#' and 'Lamp' share the topic" in lines[0]
 
 
+@pytest.mark.parametrize("line, part", [
+    ('topic_prefix = "hub/+"', "mqtt.topic_prefix: 'hub/+' has an MQTT wildcard"),
+    ('state_topics = { Lamp = "z2m/#" }', "mqtt.state_topics.Lamp: 'z2m/#' has an MQTT wildcard"),
+])
+def test_config_check_refuses_wildcard_topic_parts_in_one_line_exit_2(tmp_path, line, part):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    conf = tmp_path / "hub.toml"
+    conf.write_text(f'[mqtt]\nhost = "127.0.0.1"\n{line}\n[home]\n'
+                    'entities = [{name = "Lamp", domain = "light"}]\n')
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-m", "hub", "config", "check", "--config", str(conf)],
+                         capture_output=True, text=True, timeout=60, cwd=root,
+                         env={**os.environ, "PYTHONPATH": str(root)})
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and part in lines[0]
+
+
 # -- against the broker -------------------------------------------------------------------------
 def test_command_arrives_once_with_key_in_payload_never_retained(broker, rec, home, tmp_path):
     store = Store(tmp_path / "hub.db")

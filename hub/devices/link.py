@@ -2,8 +2,17 @@
 
 The thread runs paho's external-loop calls (``loop_read``, ``loop_write``, ``loop_misc``) around
 its own ``select``, so every paho call happens in that one thread: other threads hand messages
-over through :meth:`Link.publish` (a queue and a wake-up pipe). paho keeps unacknowledged QoS 1
-messages and sends them again after a reconnect of the same client object.
+over through :meth:`Link.publish` (a queue and a wake-up pipe).
+
+Nothing is sent after its command was dropped (:mod:`hub.devices.session`):
+
+- every connection is a **new paho client object**, so paho never re-sends (or sends late) what an
+  earlier connection held; the hub itself re-sends its pending rows after each CONNACK;
+- a message is handed to paho only once the connection is up (CONNACK), at most
+  :data:`INFLIGHT_MAX` unacknowledged at a time (paho then writes it at once and queues nothing),
+  and for a command only after ``handlers.remaining`` said its row is still live, both under
+  :attr:`Link.gate`; a drop takes the same gate (:meth:`Link.revoke`), and aborts the connection
+  when paho still holds unwritten bytes of the command.
 
 - Reconnect: exponential backoff with jitter, capped at ``[mqtt] backoff_max_s`` (60 s); a
   takeover of the client id ("Session taken over", or two connections in a row closed within
@@ -32,6 +41,9 @@ AUTH_RETRY_S = 300.0
 """A refused login (bad credentials, not authorised) is tried again this often at most."""
 TAKEOVER_WAIT_S = 10.0
 """Least wait after another connection took the client id (at most 6 CONNECTs a minute)."""
+INFLIGHT_MAX = 20
+"""Most QoS 1/2 messages handed to paho and not acknowledged yet (or the broker's smaller
+Receive Maximum); the rest wait in the link's queue, where a drop still reaches them."""
 STABLE_S = 10.0
 """A connection that lasted this long resets the backoff; two shorter ones in a row (a
 takeover of the client id: Mosquitto 2.0 just closes the old socket) make the wait at least
@@ -82,8 +94,11 @@ class Link:
         settings: :class:`hub.settings.MqttSettings`.
         client_id: the MQTT client id.
         handlers: object with ``on_message(topic, payload: bytes)``, ``on_ack(key, ok: bool)``,
-            ``on_new_client()``, ``on_connected(fresh: bool)`` (fresh: first CONNACK of a new
-            client object) and ``subscriptions() -> list[str]``.
+            ``on_connected()`` (after each CONNACK), ``subscriptions() -> list[str]``,
+            ``remaining(key, expires_at) -> float | None`` (seconds a command may still be
+            sent; None: its row was dropped or is done, never send it) and
+            ``resend() -> [(topic, payload, qos, retain, key, expires_at)]`` (the pending commands,
+            sent again on each new connection).
         factory: ``(client_id) -> paho Client``; default :func:`new_client`.
         rng: random source for the jitter.
     """
@@ -99,6 +114,9 @@ class Link:
         self._factory = factory or new_client
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
+        self.gate = threading.RLock()
+        """Held while a command is checked and handed to paho, and while one is dropped."""
+        self._session = None  # the current generation's Session
         self._queue: collections.deque = collections.deque()
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -118,16 +136,23 @@ class Link:
         self._watchdog.start()
 
     def publish(self, topic: str, payload: bytes, *, qos: int = 1, retain: bool = False,
-                key: str | None = None, expiry_s: float | None = None) -> None:
-        """Hand a message to the network thread; ``key``: reported to ``on_ack`` at PUBACK."""
+                key: str | None = None, expires_at: float | None = None) -> None:
+        """Hand a message to the network thread. ``key``: a command, sent only while
+        ``handlers.remaining(key, expires_at)`` allows it and reported to ``on_ack`` at PUBACK;
+        ``expires_at``: wall-clock seconds, sent as the MQTT v5 message expiry interval."""
         with self._lock:
-            self._queue.append((topic, payload, qos, retain, key, expiry_s))
+            self._queue.append((topic, payload, qos, retain, key, expires_at))
         self._wake()
 
-    def queued_keys(self) -> list[str]:
-        """Keys of the commands handed over but not yet given to paho."""
+    def revoke(self, key: str) -> None:
+        """Call with :attr:`gate` held, right after ``key``'s row was dropped: nothing of it may
+        be written any more. Queued copies are skipped by ``remaining``; when paho still holds
+        unwritten bytes and the command is unacknowledged, the connection is aborted."""
         with self._lock:
-            return [item[4] for item in self._queue if item[4] is not None]
+            self._queue = collections.deque(item for item in self._queue if item[4] != key)
+        session = self._session
+        if session is not None and session.holds_unwritten(key):
+            session.abort(f"command {key} was dropped while paho still held it", end=False)
 
     def stop(self, timeout_s: float = 1.0) -> None:
         """Publish ``offline`` (retained), disconnect cleanly, end the threads."""
@@ -139,12 +164,6 @@ class Link:
         thread = self._thread
         if thread is not None:
             thread.join(timeout_s + 1.0)
-
-    def rebuild(self, why: str) -> None:
-        """Drop the current client object (and what paho still holds) for a new one."""
-        log.info("MQTT: new client for %s (%s)", self.where, why)
-        self._spawn()
-        self._wake()
 
     def is_running(self) -> bool:
         """True while the current network thread is alive."""
@@ -159,13 +178,20 @@ class Link:
             pass
 
     def _spawn(self) -> None:
+        """A new generation: the old session's socket is shut (it may be stuck inside paho and
+        must never write again), a new session runs in a new thread."""
+        from hub.devices.session import Session
+
         with self._lock:
             self._generation += 1
             gen = self._generation
+        old, self._session = self._session, Session(self, gen)
+        if old is not None:
+            old.abort("superseded")
         self.connected.clear()
         self.last_probe = time.monotonic()
-        self._thread = threading.Thread(target=self._run, args=(gen,), name=f"hub-mqtt-{gen}",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(self._session,),
+                                        name=f"hub-mqtt-{gen}", daemon=True)
         self._thread.start()
 
     def _current(self, gen: int) -> bool:
@@ -187,12 +213,10 @@ class Link:
                 log.error("MQTT client not rebuilt: %s", exc)
                 self.alive = False
 
-    def _run(self, gen: int) -> None:
-        """One client object's life: connect, serve, back off, reconnect; until superseded."""
-        from hub.devices.session import Session
-
+    def _run(self, session) -> None:
+        """One generation's life: connect, serve, back off, reconnect; until superseded."""
         try:
-            Session(self, gen).run()
+            session.run()
         except Exception as exc:  # noqa: BLE001 - the watchdog rebuilds
             log.error("MQTT network loop for %s crashed: %s: %s", self.where,
                       type(exc).__name__, exc)

@@ -11,10 +11,14 @@ Exactly once, as far as the hub can make it:
 
 1. the outbox row is written (``pending``) before the message is handed to the connection;
 2. the broker's PUBACK marks it ``done``; until then it stays ``pending`` and is never reported
-   failed: paho re-sends it after a reconnect, and pending rows are re-sent at start-up;
+   failed: it is sent again on every new connection (after a reconnect, at start-up);
 3. a row not acknowledged within ``[mqtt] action_ttl_s`` becomes ``expired``: the entity's
    state goes back to what the device last reported, and the user is told once ("I couldn't
-   reach the Kitchen Light.", an ``action_dropped`` event).
+   reach the Kitchen Light.", an ``action_dropped`` event). From then on the hub never sends
+   it: the connection checks the row under the same gate just before it hands a command to
+   paho, and gives paho nothing while disconnected (:mod:`hub.devices.link`). Only a command
+   already written to a broker that had not acknowledged it yet can still arrive; its
+   ``expires_at`` has passed by then.
 
 :meth:`MqttBackend.publish` waits at most ``[mqtt] ack_wait_s`` for the PUBACK and returns
 ``"done"`` or ``"queued"`` (the answer then says it will happen when the device is reachable);
@@ -85,7 +89,6 @@ class MqttBackend:
         self.notify = notify if notify is not None else print_event
         self._lock = threading.Lock()
         self._acks: dict[str, threading.Event] = {}
-        self._queued: set[str] = set()  # keys handed to the current client object
         self.client_id = client_id_for(settings, store)
         self.link = Link(settings, self.client_id, self, factory=client_factory)
         self.discovery = Discovery(self, store)
@@ -130,7 +133,9 @@ class MqttBackend:
             return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
         crash_point()
         if cancel is not None and cancel.is_set():  # the turn already said it failed
-            self.outbox.mark(key, EXPIRED)
+            with self.link.gate:  # a re-send after a CONNACK may have picked the row up
+                self.outbox.mark(key, EXPIRED)
+                self.link.revoke(key)
             return "cancelled"
         self._send(key, record)
         limit = self.settings.ack_wait_s if wait_s is None else \
@@ -144,11 +149,13 @@ class MqttBackend:
         return f"{self.settings.topic_prefix}/{action['domain']}/{slug(action['entity'])}/set"
 
     def _send(self, key: str, record: dict) -> None:
-        with self._lock:
-            self._queued.add(key)
-        left = max(1.0, record["expires_at"] - self._clock())
-        self.link.publish(record["topic"], command_payload(record["action"], record["expires_at"]),
-                          qos=self.settings.qos, key=key, expiry_s=left)
+        topic, payload, qos = self._message(key, record)
+        self.link.publish(topic, payload, qos=qos, key=key, expires_at=record["expires_at"])
+
+    def _message(self, key: str, record: dict) -> tuple:
+        """``(topic, payload, qos)`` of ``key``'s command."""
+        return (record["topic"], command_payload(record["action"], record["expires_at"]),
+                self.settings.qos)
 
     def _wait(self, acked: threading.Event, cancel, limit_s: float) -> bool:
         """Wait for the PUBACK unless the broker is known to be down or the breaker is open."""
@@ -183,33 +190,37 @@ class MqttBackend:
         """Topics to (re)subscribe after every CONNACK: device states, HA's birth, the mute."""
         return list(self._by_state) + self.discovery.subscriptions()
 
-    def on_new_client(self) -> None:
-        """A new paho client object (start-up, watchdog rebuild): it holds none of the
-        earlier messages, only what is still waiting in the link's queue."""
-        with self._lock:
-            self._queued = set(self.link.queued_keys())
-
-    def on_connected(self, fresh: bool) -> None:
-        """After CONNACK: a new client object gets every pending row it does not hold yet
-        (start-up, rebuild); discovery and the hub's states are published."""
-        if fresh:
-            for key, record in self.outbox.pending():
-                if key not in self._queued and record.get("expires_at", 0) > self._clock():
-                    self._send(key, record)
+    def on_connected(self) -> None:
+        """After each CONNACK: discovery and the hub's states are published."""
         self.discovery.on_connected()
+
+    def resend(self) -> list[tuple]:
+        """``[(topic, payload, qos, retain, key, expires_at)]`` of every pending row not past its
+        ``expires_at``, oldest first: what each new connection sends again."""
+        now = self._clock()
+        return [(*self._message(key, record), False, key, record["expires_at"])
+                for key, record in self.outbox.pending()
+                if record.get("expires_at", 0) > now]
+
+    def remaining(self, key: str, expires_at: float | None) -> float | None:
+        """Seconds ``key``'s command may still be sent, or None: its row is done or dropped (or
+        never written), or ``expires_at`` passed. Called with the link's gate held."""
+        if self.outbox.status(key) not in ("pending", "failed"):
+            return None
+        left = (expires_at or 0) - self._clock()
+        return left if left > 0 else None
 
     def on_ack(self, key: str, ok: bool) -> None:
         """PUBACK for ``key``: the row is done (or dropped when the broker refused it)."""
         with self._lock:
             acked = self._acks.pop(key, None)
-            self._queued.discard(key)
         if not ok:
             log.warning("MQTT broker refused the command %s", key)
             self._drop(key, self.outbox_record(key))
             return
         if self.outbox.status(key) == EXPIRED:
-            log.warning("MQTT: expired command %s reached the broker; the device drops it "
-                        "(its expires_at has passed)", key)
+            log.warning("MQTT: command %s, written before it expired, reached the broker after; "
+                        "the device drops it (its expires_at has passed)", key)
             return
         self.outbox.mark(key, DONE)
         if acked is not None:
@@ -255,16 +266,17 @@ class MqttBackend:
         return n
 
     def _drop(self, key: str, record: dict | None) -> None:
-        """Mark ``key`` expired, undo the optimistic state, tell the user once."""
-        if record is None or self.outbox.status(key) not in ("pending", "failed"):
+        """Mark ``key`` expired (under the link's gate, so the connection never sends it after
+        this), undo the optimistic state, tell the user once."""
+        if record is None:
             return
-        self.outbox.mark(key, EXPIRED)
+        with self.link.gate:
+            if self.outbox.status(key) not in ("pending", "failed"):
+                return
+            self.outbox.mark(key, EXPIRED)
+            self.link.revoke(key)
         with self._lock:
-            self._queued.discard(key)
             self._acks.pop(key, None)
-        # paho may hold it (queued while disconnected, or in flight) and would send it after a
-        # reconnect: always a new client, which is given only the rows still live
-        self.link.rebuild(f"command {key} expired")
         action = record["action"]
         name = action.get("entity", "")
         reported = self._reported.get(name)

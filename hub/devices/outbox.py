@@ -2,7 +2,8 @@
 
 A row is ``pending`` from before the PUBLISH until the broker's PUBACK (then ``done``) or until
 its ``expires_at`` passes (then ``expired``: the user is told once that the device could not
-be reached). Pending rows are published again, under the same idempotency key, at start-up.
+be reached). Pending rows are published again, under the same idempotency key, on every new
+connection (start-up included).
 
 The rows live in the store's ``outbox`` table (``idempotency_key``, ``action``, ``status``,
 ``at``) through the store's ``outbox_claim`` / ``outbox_done``; the one query the store has no

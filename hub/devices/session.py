@@ -1,34 +1,47 @@
-"""The life of one paho client object inside a :class:`~hub.devices.link.Link`'s thread.
+"""One generation of a :class:`~hub.devices.link.Link`'s network thread.
 
-connect ─► wait for CONNACK ─► serve (select, read, write, keep-alive, probes) ─► lost ─►
-back off with jitter ─► reconnect (same client object, so paho re-sends its unacknowledged
-QoS 1 messages) … until the link stops or the watchdog starts a newer generation.
+connect (a new paho client object) ─► CONNACK ─► serve (select, read, hand over, write,
+keep-alive, probes) ─► lost ─► back off with jitter ─► connect again with another new client
+object … until the link stops or the watchdog starts a newer generation.
+
+A client object lives for one connection only. paho keeps what it was given while disconnected
+and its unacknowledged QoS 1 messages, and sends them on its next connection, perhaps after the
+command was dropped and the user told. So instead: after each CONNACK the hub re-sends the rows
+still live (``handlers.resend``); a message reaches paho only while it is connected, within the
+in-flight window (so paho writes it at once and queues none of its own), and a command only
+after ``handlers.remaining`` said it is live, under the link's gate.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
+import math
 import os
 import select
+import socket
 import ssl
 import time
 
-from hub.devices.link import (AUTH_RETRY_S, CONNACK_TIMEOUT_S, POLL_S, STABLE_S,
+from hub.devices.link import (AUTH_RETRY_S, CONNACK_TIMEOUT_S, INFLIGHT_MAX, POLL_S, STABLE_S,
                               TAKEOVER_WAIT_S, _AUTH_CODES, _TAKEOVER, backoff_delay, safe)
 
 log = logging.getLogger("hub.devices.link")
 
 
 class Session:
-    """Runs one client object for ``link`` while ``gen`` is the link's current generation."""
+    """Runs ``link``'s connections, one new client object each, while ``gen`` is the link's
+    current generation."""
 
     def __init__(self, link, gen: int) -> None:
         self.link, self.gen, self.settings = link, gen, link.settings
-        link.handlers.on_new_client()
-        self.client = self._make_client()
-        self.mids: dict[int, str] = {}  # paho message id -> idempotency key
+        self.client = None
+        self.inflight: dict[int, str | None] = {}  # paho mid -> command key (None: not one)
+        self.sent: set[str] = set()  # command keys handed to this connection's client
+        self.resend: collections.deque = collections.deque()  # this connection's re-sends
+        self.window = INFLIGHT_MAX
+        self.aborted = ""  # why this generation must not write any more (see abort)
         self.attempt = 0
-        self.fresh = True  # the next CONNACK is this client object's first
         self.wait_s = 0.0  # set by the callbacks: the least wait before the next attempt
         self.failures_logged = 0
         self.next_probe = 0.0
@@ -39,8 +52,10 @@ class Session:
 
     # -- set-up ---------------------------------------------------------------------------------
     def _make_client(self):
+        """A new paho client object for one connection (nothing held from an earlier one)."""
         s = self.settings
         client = self.link._factory(self.link.client_id)
+        client.max_inflight_messages_set(0)  # the window is ours: paho must never hold one back
         client.will_set(self.link.status_topic, "offline", qos=1, retain=True)
         if s.username:
             client.username_pw_set(s.username, s.password or None)
@@ -56,8 +71,8 @@ class Session:
         return client
 
     # -- callbacks (all wrapped by ``safe``) ----------------------------------------------------
-    def _on_connect(self, client, _userdata, _flags, reason, _props) -> None:
-        if not self._mine():
+    def _on_connect(self, client, _userdata, _flags, reason, props) -> None:
+        if not self._mine() or client is not self.client:
             client.disconnect()
             return
         if reason.is_failure:
@@ -70,11 +85,13 @@ class Session:
         topics = [self.link.probe_topic] + list(self.link.handlers.subscriptions())
         self.link.subscribed.clear()
         client.subscribe([(t, 1) for t in dict.fromkeys(topics)])
-        client.publish(self.link.status_topic, "online", qos=1, retain=True)
+        self.inflight[client.publish(self.link.status_topic, "online", qos=1, retain=True).mid] \
+            = None
+        self.window = max(1, min(INFLIGHT_MAX, getattr(props, "ReceiveMaximum", INFLIGHT_MAX)))
+        self.resend.extend(self.link.handlers.resend())  # handed over by _drain, not here
         self.link.last_probe = time.monotonic()
         self.link.connected.set()
-        fresh, self.fresh = self.fresh, False
-        self.link.handlers.on_connected(fresh)
+        self.link.handlers.on_connected()
 
     def _refused(self, reason) -> None:
         value = getattr(reason, "value", None)
@@ -121,33 +138,36 @@ class Session:
             return
         self.link.handlers.on_message(message.topic, bytes(message.payload))
 
-    def _on_publish(self, _client, _userdata, mid, reason, _props) -> None:
-        key = self.mids.pop(mid, None)
+    def _on_publish(self, client, _userdata, mid, reason, _props) -> None:
+        if client is not self.client:
+            return
+        key = self.inflight.pop(mid, None)
         if key is not None:
             self.link.handlers.on_ack(key, not getattr(reason, "is_failure", False))
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> None:
         """Connect, serve and reconnect until superseded or stopped."""
-        while self.link._current(self.gen):
+        while self.link._current(self.gen) and not self.aborted:
             if self._connect():
                 self._serve()
-            if not self.link._current(self.gen):
+            if not self.link._current(self.gen) or self.aborted:
                 break
             self._back_off()
-        if self.gen == self.link._generation:
+        if self.gen == self.link._generation and not self.aborted:
             self._say_offline()
         else:  # superseded: whatever paho still holds must never be sent
             self._close()
 
     def _connect(self) -> bool:
-        """Open TCP and send CONNECT; False (logged) when the broker cannot be reached."""
+        """A new client object: open TCP and send CONNECT; False (logged) when the broker cannot
+        be reached."""
         s = self.settings
+        self.client = self._make_client()
+        self.inflight, self.sent = {}, set()
+        self.resend.clear()
         try:
-            if self.fresh and self.attempt == 0:
-                self.client.connect(s.host, s.port, keepalive=s.keepalive_s, clean_start=True)
-            else:
-                self.client.reconnect()
+            self.client.connect(s.host, s.port, keepalive=s.keepalive_s, clean_start=True)
             return True
         except (OSError, ValueError, ssl.SSLError) as exc:
             self.link.down = True
@@ -158,7 +178,7 @@ class Session:
     def _serve(self) -> None:
         """Run the network loop while connected (or waiting for CONNACK)."""
         connack_by = time.monotonic() + CONNACK_TIMEOUT_S
-        while self.link._current(self.gen) or self._flushing():
+        while (self.link._current(self.gen) or self._flushing()) and not self.aborted:
             sock = self.client.socket()
             if sock is None:
                 return
@@ -167,53 +187,107 @@ class Session:
                             CONNACK_TIMEOUT_S)
                 self._close()
                 return
-            self._step(sock)
+            if not self._step(sock):
+                return
             if self.link._stop.is_set() and not self._flushing():
                 return
+        if self.aborted:
+            self._close()
 
-    def _step(self, sock) -> None:
+    def _step(self, sock) -> bool:
+        """One ``select`` and paho's read, write and housekeeping; False: the socket failed."""
         wlist = [sock] if self.client.want_write() else []
         try:
             readable, _, _ = select.select([sock, self.link._wake_r], wlist, [], POLL_S)
         except (OSError, ValueError):
             self._close()
-            return
+            return False
         if self.link._wake_r in readable:
             try:
                 os.read(self.link._wake_r, 4096)
             except OSError:
                 pass
-        self._drain()
         if sock in readable:
             self.client.loop_read()
+        self._drain()
         if self.client.socket() is not None and self.client.want_write():
             self.client.loop_write()
         if self.client.socket() is not None:
             self.client.loop_misc()
             self._probe()
+        return True
 
     def _drain(self) -> None:
-        """Hand every queued message to paho (kept by paho until acknowledged)."""
+        """Hand queued messages to paho while connected and within the in-flight window:
+        first this connection's re-sends, then the link's queue. A command goes only while
+        its row is live, checked under the gate a drop takes too."""
+        while self.link.connected.is_set() and self._mine() and not self.aborted \
+                and len(self.inflight) < self.window:
+            with self.link.gate:
+                if self.resend:
+                    item = self.resend.popleft()
+                else:
+                    with self.link._lock:
+                        if not self.link._queue:
+                            return
+                        item = self.link._queue.popleft()
+                self._hand_over(*item)
+
+    def _hand_over(self, topic, payload, qos, retain, key, expires_at) -> None:
+        """``client.publish`` of one message (gate held); a command at most once per connection
+        and only while ``handlers.remaining`` gives it time left."""
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
-        while True:
-            with self.link._lock:
-                if not self.link._queue or self.gen != self.link._generation:
-                    return
-                topic, payload, qos, retain, key, expiry_s = self.link._queue.popleft()
-            props = None
-            if key is not None or expiry_s is not None:
-                props = Properties(PacketTypes.PUBLISH)
-                if key is not None:
-                    props.UserProperty = [("idempotency_key", key)]
-                    props.ContentType = "application/json"
-                if expiry_s is not None:
-                    props.MessageExpiryInterval = max(1, int(expiry_s))
-            info = self.client.publish(topic, payload, qos=qos, retain=retain, properties=props)
+        left = None
+        if key is not None:
+            if key in self.sent:
+                return
+            left = self.link.handlers.remaining(key, expires_at)
+            if left is None:
+                log.debug("MQTT: command %s not sent: dropped or done", key)
+                return
+        props = None
+        if key is not None or expires_at is not None:
+            props = Properties(PacketTypes.PUBLISH)
             if key is not None:
-                self.mids[info.mid] = key
+                props.UserProperty = [("idempotency_key", key)]
+                props.ContentType = "application/json"
+            if left is not None:
+                props.MessageExpiryInterval = max(1, math.ceil(left))
+        info = self.client.publish(topic, payload, qos=qos, retain=retain, properties=props)
+        if qos > 0:
+            self.inflight[info.mid] = key
+        if key is not None:
+            self.sent.add(key)
 
+    def holds_unwritten(self, key: str) -> bool:
+        """(Any thread, gate held.) True when ``key`` was handed to the current client, is not
+        acknowledged, and paho has bytes it has not written yet (they may be the command's)."""
+        client = self.client
+        if client is None or client.socket() is None:
+            return False
+        try:
+            mine = key in set(self.inflight.values())
+        except RuntimeError:  # changed while read by the network thread: assume it is there
+            mine = True
+        return mine and client.want_write()
+
+    def abort(self, why: str, *, end: bool = True) -> None:
+        """(Any thread.) The current connection never writes again: its socket is shut down now
+        (paho's next read or write fails; the next connection is a new client object).
+        ``end``: this whole generation stops too (superseded by a newer one)."""
+        if end:
+            self.aborted = why
+        client = self.client
+        sock = client.socket() if client is not None else None
+        if sock is not None:
+            log.info("MQTT: connection to %s aborted (%s)", self.link.where, why)
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.link._wake()
     def _probe(self) -> None:
         now = time.monotonic()
         if self.link.connected.is_set() and now >= self.next_probe:
@@ -224,14 +298,14 @@ class Session:
         """While stopping: still sending what was queued, until the stop deadline."""
         deadline = getattr(self.link, "_stopping_deadline", 0.0)
         return self.link._stop.is_set() and self.link.connected.is_set() and \
-            time.monotonic() < deadline and bool(self.mids or self.link._queue)
+            time.monotonic() < deadline and bool(self.inflight or self.link._queue)
 
     def _mine(self) -> bool:
         """True while this session is the link's current one (an old one changes nothing)."""
         return self.gen == self.link._generation
 
     def _close(self) -> None:
-        sock = self.client.socket()
+        sock = self.client.socket() if self.client is not None else None
         if sock is not None:
             try:
                 sock.close()
