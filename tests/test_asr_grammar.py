@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from datetime import datetime
+
 from hub.asr import make_asr_engine
 from hub.asr.base import Segment, Transcript, combine
 from hub.asr.coverage import _probes, fsg_accepts
@@ -24,8 +26,10 @@ from hub.graph.nodes import confirmation_answer
 from hub.home import Home
 from hub.intents import catalog
 from hub.intents.rules import Rules
+from hub.llm import facts
 from hub.settings import IntentSettings, load_settings
 
+from live_audio import silence, synth
 from shared_data import home_toml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,10 +77,62 @@ def test_every_grammar_sentence_is_understood_as_its_own_intent(settings, rules,
         if pattern.intent == "_reply":
             assert confirmation_answer(in_grammar[0]) is not None, in_grammar[0]
             continue
+        if pattern.intent == "_fact" or pattern.intent in FACT_INTENTS:  # also via _fact
+            assert any(answered_from_source(rules, t) for t in in_grammar), in_grammar[:2]
+            continue
         want = None if pattern.intent == "_exclusion" else pattern.intent
         assert any((m.intent if (m := rules.recognize(t)) else None) == want
                    for t in in_grammar), (pattern.intent, in_grammar[:2])
     assert checked > 1000
+
+
+FACT_INTENTS = {"HassGetCurrentTime", "HassGetCurrentDate", "HassGetWeather",
+                "HassClimateGetTemperature", "HassGetState"}
+
+
+def answered_from_source(rules, text: str) -> bool:
+    """The turn answers ``text`` from a fact source: a read-only rules match, else the fact
+    step (clock, weather entity, ``[home]``, or an honest "I don't have ...")."""
+    match = rules.recognize(text)
+    if match is not None:
+        return match.intent in FACT_INTENTS
+    return facts.route(text, rules.home, datetime.now()) is not None
+
+
+# Hand-written fact questions (not the benchmark's ten), each with the topic it asks.
+FACT_QUESTIONS = [
+    ("what year is it", "year"), ("which year are we in", "year"),
+    ("what's the current year", "year"), ("how late is it", "time"),
+    ("tell me the time please", "time"), ("do you know what time it is", "time"),
+    ("what day is it today", "weekday"), ("what day of the week is it", "weekday"),
+    ("what's today's date", "date"), ("what's today's date again", "date"),
+    ("which date is it today", "date"), ("what month are we in", "month"),
+    ("is it going to rain tomorrow", "forecast"), ("will it snow tonight", "forecast"),
+    ("what's the forecast for the weekend", "forecast"),
+    ("do i need an umbrella tomorrow", "forecast"), ("how humid is it outside", "humidity"),
+    ("what's the humidity", "humidity"), ("how cold is it outside", "outdoor_temperature"),
+    ("how warm is it inside", "indoor_temperature"), ("is it raining", "weather"),
+    ("how is the weather outside", "weather"),
+    ("did i leave the kitchen light on", "state"), ("is the bed light switched off", "state"),
+    ("tell me if the sliding door is closed", "state"),
+]
+
+
+@pytest.mark.parametrize("text,topic", FACT_QUESTIONS)
+def test_fact_questions_are_in_the_grammar_and_answered_from_their_source(fsg, rules, text,
+                                                                        topic):
+    assert heard(fsg, text)
+    assert answered_from_source(rules, text)
+    match = rules.recognize(text)
+    assert match is not None or facts.topic(text) == topic or (
+        topic == "state" and facts.route(text, rules.home, datetime.now()).topic == "state")
+
+
+@pytest.mark.parametrize("text", ["what year is the kitchen light", "how late is the tv",
+                                  "is it going to rain the kitchen light",
+                                  "did i leave the shopping list on", "what day is it and no"])
+def test_fact_words_around_other_things_are_not_in_the_grammar(fsg, text):
+    assert not heard(fsg, text.replace(" and ", f" {CONJUNCTION} "))
 
 
 NEW_SENTENCES = [
@@ -163,6 +219,48 @@ def test_bc21_bc22_spoken_phrases(engine, rules, tmp_path, text, want):
 def test_spoken_yes_and_no(engine, tmp_path, text, answer):
     transcript = engine.transcribe(synthesize(text, tmp_path))
     assert confirmation_answer(transcript.text) is answer, transcript
+
+
+REPLY_WORDS = [("sure", True), ("yes", True), ("yeah", True), ("do it", True), ("no", False),
+               ("cancel", False), ("never mind", False)]
+
+
+@pytest.mark.parametrize("text,answer", REPLY_WORDS)
+def test_single_spoken_reply_words_with_the_deterministic_voice(engine, text, answer):
+    """One reply word alone (Piper's "sure" spans 0.33 s, once dropped as a transient)."""
+    transcript = engine.transcribe(np.concatenate([silence(0.5), synth(text), silence(0.8)]))
+    assert confirmation_answer(transcript.text) is answer, transcript
+
+
+SPOKEN_FACTS = [("which year are we in", "year"), ("how late is it", "time"),
+                ("what day is it", "weekday"), ("will it snow tonight", "forecast"),
+                ("what's the humidity", "humidity"), ("how warm is it inside",
+                                                      "indoor_temperature")]
+
+
+@pytest.mark.parametrize("text,topic", SPOKEN_FACTS)
+def test_spoken_fact_questions_are_heard_and_routed(engine, rules, text, topic):
+    transcript = engine.transcribe(np.concatenate([silence(0.5), synth(text), silence(0.8)]))
+    heard_text, match = rules.rank(transcript.alternatives)
+    got = match.intent if match else facts.route(heard_text, rules.home, datetime.now())
+    assert got is not None and (match is not None or got.topic == topic), transcript
+
+
+def test_silence_is_no_speech_not_a_rejection(engine):
+    transcript = engine.transcribe(silence(2.0))
+    assert transcript.text == "" and not transcript.rejected
+
+
+def test_no_wide_beam_retry_after_a_heard_command(engine, monkeypatch):
+    """Noise after a command is not decoded again with wide beams (it cost 4-16 s)."""
+    def fail(*_):
+        raise AssertionError("wide-beam retry after an accepted segment")
+
+    monkeypatch.setattr(type(engine), "decode_wide", fail)
+    noise = (np.random.default_rng(7).normal(0, 3000, 12800)).astype(np.int16)
+    transcript = engine.transcribe(np.concatenate(
+        [silence(0.5), synth("cancel the timer"), silence(1.2), noise, silence(1.0)]))
+    assert transcript.text.startswith("cancel"), transcript
 
 
 def test_two_spoken_commands_are_both_recognized(engine, rules, tmp_path):

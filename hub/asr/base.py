@@ -49,6 +49,9 @@ class Segment:
     rejected: bool = False
     confidence: float | None = None
     """Engine-specific confidence (PocketSphinx: mean log-likelihood ratio per frame)."""
+    audio: bytes | None = None
+    """The segment's PCM when the engine may decode it again at the turn's end (PocketSphinx's
+    wide-beam retry), else None."""
 
 
 class AsrStream(Protocol):

@@ -22,7 +22,8 @@ def understood(patterns: list[Pattern], home, slots) -> list[Pattern]:
     another command). Each slot is filled with a value of this home (the first slot with up
     to :data:`PROBE_VALUES` values until one is understood). Patterns of ``_reply`` (yes/no
     words, read by the turn logic) are kept; ``_exclusion`` ones only when the rules refuse
-    them (an exclusion heard as said must never become a command, BC-22)."""
+    them (an exclusion heard as said must never become a command, BC-22); ``_fact`` ones
+    when the rules or the fact step answer them from a source (see :func:`_takes`)."""
     from hub.home import Home
     from hub.intents.rules import Rules
     from hub.settings import IntentSettings
@@ -33,13 +34,32 @@ def understood(patterns: list[Pattern], home, slots) -> list[Pattern]:
         if pattern.intent == "_reply":
             kept.append(pattern)
             continue
-        want = None if pattern.intent == "_exclusion" else pattern.intent
-        for text in _probes(pattern, slots):
-            match = rules.recognize(text)
-            if (match.intent if match else None) == want:
-                kept.append(pattern)
-                break
+        if any(_takes(rules, pattern.intent, text) for text in _probes(pattern, slots)):
+            kept.append(pattern)
     return kept
+
+
+def fact_intents() -> frozenset[str]:
+    """The catalog's read-only intents that state a fact (handlers in ``hub.act.queries``)."""
+    from hub.intents import catalog
+
+    return frozenset(s.name for s in catalog.intents() if s.handler.startswith("queries:"))
+
+
+def _takes(rules, intent: str, text: str) -> bool:
+    """True when the turn logic understands ``text`` as the pattern's ``intent``: the rules
+    match it as that intent; ``_exclusion``: the rules refuse it; ``_fact``: the rules give a
+    fact intent, or none and the fact step (:func:`hub.llm.facts.route`) answers it."""
+    match = rules.recognize(text)
+    if intent == "_fact":
+        if match is not None:
+            return match.intent in fact_intents()
+        from datetime import datetime
+
+        from hub.llm.facts import route
+
+        return route(text, rules.home, datetime.now()) is not None
+    return (match.intent if match else None) == (None if intent == "_exclusion" else intent)
 
 
 def _probes(pattern: Pattern, slots) -> list[str]:

@@ -38,8 +38,13 @@ PREROLL_S = 0.3
 
 MIN_SPEECH_S = 0.4
 """Shortest endpointer speech span (s) decoded as a segment; shorter ones are transients
-(clicks, bumps; a spoken word measured >= 0.54 s). Like a VAD's minimum speech duration
+(clicks, bumps; a spoken command measured >= 0.54 s). Like a VAD's minimum speech duration
 (e.g. Silero VAD's ``min_speech_duration_ms``)."""
+
+MIN_WORD_S = 0.2
+"""Shortest span (s) still decoded when it is the turn's only speech: a one-word reply
+("sure", "no": Piper's "sure" spans 0.33 s) is not dropped as a transient; the grammar and
+the phone-loop rejection then judge it (a lone click is rejected, never silence-as-speech)."""
 
 WIDE_BEAMS = {"beam": 1e-60, "wbeam": 1e-40, "pbeam": 1e-60}
 """Beams of the retry pass when the default beams (1e-48, 7e-29, 1e-48) found no complete
@@ -152,6 +157,9 @@ class PocketSphinxStream:
         self.speech = bytearray()
         self.start_s = 0.0
         self.segments: list[Segment] = []
+        self.short: bytes = b""
+        """The longest span dropped as a transient (>= MIN_WORD_S), decoded at the end when
+        nothing else was said."""
 
     def accept(self, frame: bytes) -> str | None:
         """Feed PCM bytes; returns the text of a segment that just closed, else None."""
@@ -193,6 +201,19 @@ class PocketSphinxStream:
             self.segments.append(decode_segment(self.engine, audio))
         else:
             _LOG.debug("dropped a %.2f s transient", span_s)
+            if span_s >= MIN_WORD_S and len(audio) > len(self.short):
+                self.short = audio
+
+    def _rescue(self) -> None:
+        """When no segment was heard in the grammar, decode the ones that found no sentence
+        at all again with wide beams (:meth:`PocketSphinxEngine.decode_wide`). Only then: a
+        noise after a command ("cancel timer", then a breath) would cost a slow second decode
+        (measured 4-16 s on a busy core) for nothing."""
+        if any(seg.text and not seg.rejected for seg in self.segments):
+            return
+        for i, seg in enumerate(self.segments):
+            if seg.audio is not None:
+                self.segments[i] = decode_wide_segment(self.engine, seg.audio)
 
     def finish(self) -> Transcript:
         """Flush the endpointer, decode the last segment, combine all segments (BC-07)."""
@@ -201,21 +222,37 @@ class PocketSphinxStream:
         self.pending = b""
         if self.speech:
             self._end_segment(self.fed / 32000 - self.start_s)
+        if not self.segments and self.short:  # the turn's only speech was one short word
+            self.segments.append(decode_segment(self.engine, self.short))
+        self._rescue()
         return combine(self.segments, self.engine.name, self.engine.settings.nbest)
 
 
 def decode_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
-    """Decode one segment with the grammar (and the phone loop for rejection)."""
+    """Decode one segment with the grammar (and the phone loop for rejection); a segment in
+    which the grammar found no sentence keeps its ``audio`` for a wide-beam retry."""
+    with engine.lock:
+        grammar = _run(engine.decoder, audio)
+        if engine.vocab is not None and not _text(grammar):  # rescued at the turn's end
+            return Segment("", rejected=True, audio=audio)
+        return _reader(engine, audio)(grammar)
+
+
+def decode_wide_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
+    """Decode one segment with the grammar's beams widened (and the phone loop)."""
+    with engine.lock:
+        return engine.decode_wide(audio, _reader(engine, audio))
+
+
+def _reader(engine: PocketSphinxEngine, audio: bytes):
+    """``read(grammar decoder) -> Segment``: runs the phone loop on ``audio`` when the grammar
+    heard a sentence, then :func:`segment_result`."""
     def read(grammar) -> Segment:
         if engine.phone_loop is not None and _text(grammar):
             _run(engine.phone_loop, audio)
         return segment_result(engine, grammar)
 
-    with engine.lock:
-        grammar = _run(engine.decoder, audio)
-        if engine.vocab is not None and not _text(grammar):
-            return engine.decode_wide(audio, read)
-        return read(grammar)
+    return read
 
 
 def _run(decoder, audio: bytes):

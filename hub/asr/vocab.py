@@ -50,6 +50,15 @@ on purpose: allowed, they let noise before a command be heard as "pause and resu
 CONJUNCTION_SHARE = 0.01
 """Probability, at the end of a command, of going on with "and" and another command."""
 
+QUESTION_WEIGHT = 0.25
+"""Weight of a branch that only fact questions (``_fact``) go on to, against 1 for a branch
+that a command or a reply goes on to: the many ways of asking the time or the weather must
+not take the probability of the commands that begin with the same words ("what", "is",
+"how")."""
+
+_COMMAND = "!"
+"""Trie marker: a command or reply pattern goes through this node (see QUESTION_WEIGHT)."""
+
 
 @dataclass(frozen=True)
 class Vocab:
@@ -237,15 +246,15 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
     """The Sphinx FSG document: a prefix tree of the patterns, slots expanded inline.
 
     A prefix tree keeps the graph small (shared beginnings such as "turn on the"); every
-    outgoing branch of a state gets an equal share of its probability, a slot's share is split
-    among its values; each pattern's end has a null transition to the one final state.
+    outgoing branch of a state gets an equal share of its probability (a branch only fact
+    questions take: :data:`QUESTION_WEIGHT`), a slot's share is split among its values; each pattern's end has a null transition to the one final state.
     """
     trie, commands = {}, {}
     for intent, alternatives in body.items():
         for line in alternatives:
-            _insert(trie, line, intent in CONJOINABLE)
+            _insert(trie, line, intent in CONJOINABLE, intent != "_fact")
             if intent in CONJOINABLE:
-                _insert(commands, line, True)
+                _insert(commands, line, True, True)
     graph = _FsgBuilder(rules)
     graph.add_tree(trie, graph.start)
     if commands:
@@ -255,12 +264,15 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
     return graph.text()
 
 
-def _insert(trie: dict, line: str, conjoinable: bool) -> None:
+def _insert(trie: dict, line: str, conjoinable: bool, command: bool) -> None:
     """Add one pattern line to a prefix tree; its end is marked ``""`` (and ``"&"`` when
-    another command may follow it)."""
+    another command may follow it); with ``command`` every node on its way is marked
+    :data:`_COMMAND`."""
     node = trie
     for token in line.split():
         node = node.setdefault(token, {})
+        if command:
+            node[_COMMAND] = {}
     node[""] = {}
     if conjoinable:
         node[CONJUNCTION] = {}
@@ -285,11 +297,14 @@ class _FsgBuilder:
     def add_tree(self, node: dict, state: int) -> None:
         """Add the arcs of trie ``node`` leaving ``state``; a pattern's last word also
         gets an arc straight into the final state (no null transitions)."""
-        ends = {"", CONJUNCTION}
-        share = 1.0 / len(node.keys() - ends)
+        ends = {"", CONJUNCTION, _COMMAND}
+        weights = {token: 1.0 if _COMMAND in child else QUESTION_WEIGHT
+                   for token, child in node.items() if token not in ends}
+        total = sum(weights.values())
         for token, child in node.items():
             if token in ends:
                 continue
+            share = weights[token] / total
             more = bool(child.keys() - ends)
             stop = 1.0 - CONJUNCTION_SHARE if CONJUNCTION in child else 1.0
             targets = [(self.final, stop)] if "" in child else []
