@@ -21,6 +21,7 @@ class TurnState(TypedDict, total=False):
     samples: Any            # int16 mono 16 kHz numpy array, or None
     silent: bool            # no speech found in the audio: skip the recognizer
     asr_stream: Any         # an AsrStream already fed (real-time input), or None
+    preconfirmed: list[str]  # sensitive entities confirmed before the turn (a delayed command)
     deadline: Any           # hub.resilience.Deadline started at end of input
     started: float          # monotonic time at end of input
     # progress

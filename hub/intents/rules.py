@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hub.errors import ConfigError
@@ -130,8 +130,12 @@ class Rules:
                 continue
             match = self._to_match(text, result)
             command = match.slots.get("conversation_command")
-            if command and self.recognize(str(command), area) is None:
-                continue  # a delayed command must itself be a command the rules know
+            if command:
+                inner = self.recognize(str(command), area)
+                if inner is None:
+                    continue  # a delayed command must itself be a command the rules know
+                # its targets are the command's: a sensitive one is asked about at set time
+                match = replace(match, entities=inner.entities)
             return match
         return None
 
