@@ -134,8 +134,11 @@ class Rules:
                 inner = self.recognize(str(command), area)
                 if inner is None:
                     continue  # a delayed command must itself be a command the rules know
-                # its targets are the command's: a sensitive one is asked about at set time
-                match = replace(match, entities=inner.entities)
+                # its targets are the command's (a sensitive one is asked about when it is
+                # set); it runs in the area it was said in
+                slots = match.slots if match.slots.get("area") or not area \
+                    else {**match.slots, "area": area}
+                match = replace(match, slots=slots, entities=inner.entities)
             return match
         return None
 
