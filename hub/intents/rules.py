@@ -285,14 +285,24 @@ def _has_exclusion(text: str, result) -> bool:
     return bool(_EXCLUSION.search(rest))
 
 
+def _name_context(entity) -> dict:
+    """The context a name carries into the match: its ``domain`` and, when it has one, its
+    ``device_class`` (as Home Assistant's default agent gives, so "is the phone battery low"
+    reaches the binary sensor's battery sentences)."""
+    context = {"domain": entity.domain}
+    if entity.device_class:
+        context["device_class"] = entity.device_class
+    return context
+
+
 def _slot_lists(home: Home) -> dict:
-    """hassil slot lists ``name`` (with domain context), ``attribute`` (the home's attribute
+    """hassil slot lists ``name`` (with domain and device class context), ``attribute`` (the home's attribute
     names, spoken with spaces), ``area`` and ``floor``."""
     from hassil.expression import TextChunk
     from hassil.intents import TextSlotList, TextSlotValue
 
     names = TextSlotList(name="name", values=[
-        TextSlotValue(TextChunk(e.name), e.name, {"domain": e.domain}) for e in home.entities])
+        TextSlotValue(TextChunk(e.name), e.name, _name_context(e)) for e in home.entities])
     attributes = sorted({k for e in home.entities for k in e.attributes} - _HIDDEN_ATTRIBUTES)
     return {
         "name": names,
