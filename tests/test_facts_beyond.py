@@ -37,8 +37,22 @@ def test_fact_questions_beyond_the_source_get_an_honest_answer(hub, question, ho
     ("is the kitchen light on", "HassGetState"),
     ("what's the weather in New York", "HassGetWeather"),
     ("what's the temperature of the EcoBee", "HassClimateGetTemperature"),
+    ("how many lights are on", "HassGetState"),  # "many lights": no device named "many"
+    ("are some lights on", "HassGetState"),
 ])
 def test_fact_questions_about_here_and_now_are_answered(hub, question, intent):
+    trace = hub.turn_text(question)
+    assert trace["intent"] == intent and trace["response"] not in (NOT_HERE_AND_NOW,
+                                                                     NO_SUCH_DEVICE)
+
+
+@pytest.mark.parametrize("question, intent", [
+    ("what day of the week is it", "HassGetCurrentDate"),
+    ("which month is it", "HassGetCurrentDate"),
+    ("what month are we in", "HassGetCurrentDate"),
+    ("what's the temperature in the house", "HassClimateGetTemperature"),
+])
+def test_the_current_week_month_and_house_are_here_and_now(hub, question, intent):
     trace = hub.turn_text(question)
     assert trace["intent"] == intent and trace["response"] not in (NOT_HERE_AND_NOW,
                                                                      NO_SUCH_DEVICE)

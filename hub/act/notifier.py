@@ -11,6 +11,9 @@ rang out), so a player can cut the alert short. ``stop_armed`` is True while any
 (a stop-word detector stays armed for it, BC-27 d). ``tick()`` does one round on the current
 clock (tests call it after moving their fake clock); ``start()`` runs it on a thread that
 sleeps until the next deadline.
+
+A delayed command's timer does not ring: its command is run (``run_command``, see
+:mod:`hub.act.delayed`) and its ``timer_finished`` event carries the result.
 """
 
 from __future__ import annotations
@@ -84,14 +87,21 @@ class TimerAlert:
     rate: int
     repeat: int = 0
     """0 for the first ring, then 1, 2, ... while it keeps ringing."""
+    command: dict | None = None
+    """A delayed command: what running it gave (:func:`hub.act.delayed.run_command`), or
+    ``{"text", "done": False, "missed": True}`` when it was due while the hub was off."""
 
     def to_json(self, audio: str | None) -> dict:
         """The event line: ``{"event", "name", "duration_s", "audio", "id", "area", "text",
-        "repeat"}`` (``audio``: path of the written wav, or None)."""
+        "repeat"}`` (``audio``: path of the written wav, or None), and ``command`` for a
+        delayed command (``{"text", "done", "intent", "response", "status", "actions"}``)."""
         t = self.timer
-        return {"event": self.event, "name": t.name or None, "duration_s": t.duration_s,
+        line = {"event": self.event, "name": t.name or None, "duration_s": t.duration_s,
                 "audio": audio, "id": t.id, "area": t.area or None, "text": self.text,
                 "repeat": self.repeat}
+        if self.command is not None:
+            line["command"] = self.command
+        return line
 
 
 @dataclass
@@ -110,11 +120,16 @@ class TimerEvents:
         settings: :class:`hub.settings.TimerSettings`.
         speak: ``text -> (pcm, rate)`` or None when speech cannot be made; None: chime only.
         clock: the same monotonic clock as ``timers``.
+        run_command: ``TimerInfo -> dict``, runs a finished delayed command and describes
+            what it did (:func:`hub.act.delayed.run_command`); None: nothing runs it (the
+            event's ``command`` says ``done: False``).
     """
 
     def __init__(self, timers: Timers, settings, speak: Callable | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 run_command: Callable[[TimerInfo], dict] | None = None) -> None:
         self.timers, self.settings, self._speak, self._clock = timers, settings, speak, clock
+        self._run_command = run_command
         self._finished: list[Callable] = []
         self._stopped: list[Callable] = []
         self._ringing: dict[str, _Ring] = {}
@@ -177,7 +192,7 @@ class TimerEvents:
         now = self._clock()
         for info in self.timers.finished():
             if info.command is not None:
-                alerts.append(TimerAlert("timer_finished", info, "", b"", CHIME_RATE))
+                alerts.append(self._command(info))
                 continue
             with self._lock:
                 self._ringing[info.id] = _Ring(info, now, now)
@@ -186,6 +201,18 @@ class TimerEvents:
         for alert in alerts:
             self._emit(self._finished, alert)
         return alerts
+
+    def _command(self, info: TimerInfo) -> TimerAlert:
+        """Run a finished delayed command (once: the timer is gone already); its event."""
+        text = str(info.command.get("text") or "")
+        result = {"text": text, "done": False}
+        if self._run_command is not None:
+            try:
+                result = self._run_command(info)
+            except Exception:  # noqa: BLE001 - the ringing of other timers goes on
+                log.exception("delayed command %r failed", text)
+        return TimerAlert("timer_finished", replace(info, total_seconds_left=0), "", b"",
+                          CHIME_RATE, command=result)
 
     def _repeats(self, now: float) -> list[TimerAlert]:
         """Repeat rings that are due; stop the ones that rang out or were cancelled."""
@@ -248,14 +275,22 @@ class TimerEvents:
             return None
 
     def _alert(self, event: str, info: TimerInfo, repeat: int) -> TimerAlert:
+        command = None
         if event == "timer_missed":
             text = alert_text(info, missed=True)
+            if info.command is not None:
+                from hub.act.delayed import missed_text
+
+                text = missed_text(info)
+                command = {"text": str(info.command.get("text") or ""), "done": False,
+                           "missed": True}
             speech = self._say(text)
             pcm, rate = speech if speech else (b"", CHIME_RATE)
         else:
             text = alert_text(info)
             pcm, rate = self.prepare(info)
-        return TimerAlert(event, replace(info, total_seconds_left=0), text, pcm, rate, repeat)
+        return TimerAlert(event, replace(info, total_seconds_left=0), text, pcm, rate, repeat,
+                          command=command)
 
     # -- the thread ---------------------------------------------------------------------------
     def start(self) -> "TimerEvents":
@@ -310,15 +345,20 @@ class TimerEvents:
 
 def make_timer_events(hub) -> TimerEvents:
     """The timers and events of ``hub`` (a :class:`hub.core.hub.Hub`): timers kept in its
-    store (restored now; missed ones queued for the first tick), alert speech by its TTS."""
+    store (restored now; missed ones queued for the first tick), alert speech by its TTS,
+    delayed commands run as its turns (:mod:`hub.act.delayed`)."""
     from hub.store.db import stored_timers
 
     store = hub.store
     persist = (lambda records: stored_timers(store, records)) if store is not None else None
     timers = Timers(persist=persist)
-    events = TimerEvents(timers, hub.settings.timers, speak=lambda text: _synthesize(hub, text))
+    from hub.act.delayed import run_command
+
+    events = TimerEvents(timers, hub.settings.timers, speak=lambda text: _synthesize(hub, text),
+                         run_command=lambda info: run_command(hub, info))
     if store is not None:
-        events.report_missed(timers.restore(stored_timers(store)))
+        events.report_missed(timers.restore(stored_timers(store),
+                                            late_command_s=hub.settings.timers.late_command_s))
     return events
 
 

@@ -268,10 +268,12 @@ class Timers:
             now, wall = self._clock(), self._wall()
             return [_record(t, now, wall) for t in self._timers.values()]
 
-    def restore(self, records: list[dict]) -> list[TimerInfo]:
+    def restore(self, records: list[dict], late_command_s: float = 0.0) -> list[TimerInfo]:
         """Load stored records (after a restart); returns the timers that finished while the
         hub was off ("missed": they are not restored and do not ring).
 
+        A delayed command due at most ``late_command_s`` seconds ago is restored anyway (it
+        runs at the next :meth:`finished`): a restart or a reload does not lose it.
         Ringing records are dropped (they rang before the restart); malformed ones are skipped.
         """
         missed: list[TimerInfo] = []
@@ -281,7 +283,8 @@ class Timers:
                 timer = _from_record(rec, now, wall)
                 if timer is None:
                     continue
-                if timer.info.is_active and timer.end_at <= now:
+                late = timer.info.command is not None and timer.end_at > now - late_command_s
+                if timer.info.is_active and timer.end_at <= now and not late:
                     missed.append(replace(timer.info, total_seconds_left=0))
                 else:
                     self._timers[timer.info.id] = timer

@@ -6,8 +6,10 @@ device); commands find their timer by ``name``, ``area`` and ``start_hours``/``s
 
 A delayed command ("turn off the lights in 1 hour": HassStartTimer with response ``command``
 and the slot ``conversation_command``) starts a timer that carries the command text
-(:meth:`hub.act.timers.Timers.start` ``command={"text", "area"}``); whoever handles finished
-timers runs ``text`` as a turn in that area.
+(:meth:`hub.act.timers.Timers.start` ``command={"text", "area", "confirmed"}``);
+:mod:`hub.act.delayed` runs ``text`` as a turn in that area when the time is up. A command
+on a sensitive entity was asked back when it was set ("Do you want me to unlock the Front
+Door in 10 seconds?"): the timer starts only on a yes and ``confirmed`` names those entities.
 """
 
 from __future__ import annotations
@@ -49,9 +51,10 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     spoken = (int(h or 0), int(m or 0), int(s or 0)) if (h or m or s) else None
     area = match.slots.get("area") or ctx.home.satellite_area
     name = str(match.slots.get("name", "") or "")
-    if command:  # a delayed command: {"text", "area"}, run as a turn when the time is up
+    if command:  # a delayed command, run as a turn when the time is up (hub.act.delayed)
         info = ctx.timers.start(seconds, name, area, spoken,
-                                command={"text": command, "area": area or ""})
+                                command={"text": command, "area": area or "",
+                                         "confirmed": _confirmed(ctx, match)})
     else:
         info = ctx.timers.start(seconds, name, area, spoken)
     slots = match.slots if spoken else {**match.slots, **_hms(seconds)}
@@ -60,6 +63,17 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     if command:
         data["command"] = command
     return Outcome(render(match.intent, key, slots), (action(info.id, "timer", "start", **data),))
+
+
+def _confirmed(ctx: Context, match: IntentMatch) -> list[str]:
+    """The sensitive entities a delayed command targets: they were asked about and confirmed
+    before it got here (the graph asks first), so its turn does not ask again."""
+    out = []
+    for name in match.entities:
+        entity = ctx.home.entity(name)
+        if entity is not None and entity.sensitive and entity.confirm:
+            out.append(entity.name)
+    return out
 
 
 def _one(ctx: Context, match: IntentMatch, service: str, active=None) -> Outcome:

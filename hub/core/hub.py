@@ -41,6 +41,8 @@ class TurnResult:
     trace: dict
     pcm: bytes | None
     rate: int | None
+    outcomes: tuple = ()
+    """The :class:`hub.act.Outcome` of each command carried out (none when nothing was done)."""
 
 
 class Hub:
@@ -188,10 +190,15 @@ class Hub:
                           asr_stream=asr_stream)
 
     def answer_text(self, text: str, *, out_path: str | None = None,
-                    conversation: Conversation | None = None) -> TurnResult:
-        """Run one turn on a text utterance (``hub ask``, a Wyoming ``transcript``)."""
-        return self._turn({"text": text}, file=None, out_path=out_path,
-                          conversation=conversation)
+                    conversation: Conversation | None = None,
+                    preconfirmed: tuple[str, ...] = ()) -> TurnResult:
+        """Run one turn on a text utterance (``hub ask``, a Wyoming ``transcript``).
+
+        ``preconfirmed``: sensitive entities already confirmed (a delayed command that was
+        confirmed when it was set); any other sensitive target is still asked about.
+        """
+        return self._turn({"text": text, "preconfirmed": list(preconfirmed)},
+                          file=None, out_path=out_path, conversation=conversation)
 
     def turn_audio(self, samples, **kwargs) -> dict:
         """:meth:`answer_audio`, returning only the trace."""
@@ -231,7 +238,8 @@ class Hub:
                                         "message": f"store: {self.store.degraded}"})
         if self.engines.loaded("devices"):
             self.engines.devices().on_turn(trace)  # the hub's own MQTT entities
-        return TurnResult(trace, final.get("pcm"), final.get("rate"))
+        return TurnResult(trace, final.get("pcm"), final.get("rate"),
+                          tuple(final.get("outcomes") or ()))
 
     @staticmethod
     def _write_audio(final: dict, out_path: str | None) -> str | None:

@@ -140,7 +140,8 @@ def route_relaxed(hub, state: dict) -> str:
 
 def _act_or_ask(hub, state: dict) -> str:
     """``confirm`` when a match would change a sensitive entity not yet confirmed, else ``act``."""
-    if state.get("confirmed") or not needs_confirmation(hub.home, state["matches"]):
+    if state.get("confirmed") or not needs_confirmation(hub.home, state["matches"],
+                                                         state.get("preconfirmed") or ()):
         return "act"
     return "confirm"
 

@@ -78,9 +78,13 @@ def sensitive_targets(home, match) -> tuple[str, ...]:
     return tuple(out)
 
 
-def needs_confirmation(home, matches) -> bool:
-    """True when any of ``matches`` would change an entity that must be asked about first."""
-    return any(sensitive_targets(home, m) for m in matches)
+def needs_confirmation(home, matches, confirmed=()) -> bool:
+    """True when any of ``matches`` would change an entity that must be asked about first.
+
+    ``confirmed``: entity names already confirmed for this turn (a delayed command confirmed
+    when it was set); only the other sensitive targets still need a yes.
+    """
+    return any(set(sensitive_targets(home, m)) - set(confirmed) for m in matches)
 
 
 _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
@@ -93,6 +97,8 @@ _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
 def _one_question(home, match, names: tuple[str, ...]) -> str:
     """``"unlock the Front Door"`` for one match."""
     slots = match.slots
+    if slots.get("conversation_command"):  # a delayed command: said as it was asked
+        return f"{slots['conversation_command']} in {_in_words(slots)}"
     first = home.entity(names[0]) if names else None
     domain = first.domain if first is not None else slots.get("domain")
     verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
@@ -101,6 +107,18 @@ def _one_question(home, match, names: tuple[str, ...]) -> str:
     if slots.get("area"):
         return f"{verb} the {domain or 'device'}s in the {slots['area']}"
     return f"{verb} every {domain or 'device'}"
+
+
+def _in_words(slots: dict) -> str:
+    """``"1 hour and 10 seconds"`` for a timer's ``hours``/``minutes``/``seconds`` slots (or
+    ``duration_s``)."""
+    if any(slots.get(k) for k in ("hours", "minutes", "seconds")):
+        parts = [(float(slots.get(k) or 0), k[:-1]) for k in ("hours", "minutes", "seconds")]
+    else:
+        minutes, seconds = divmod(int(slots.get("duration_s") or 0), 60)
+        parts = [(minutes // 60, "hour"), (minutes % 60, "minute"), (seconds, "second")]
+    words = [f"{n:g} {unit}" + ("" if n == 1 else "s") for n, unit in parts if n]
+    return " and ".join(words) or "a moment"
 
 
 def question(home, matches) -> str:

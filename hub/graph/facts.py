@@ -34,8 +34,8 @@ FACT_INTENTS = frozenset({"HassGetCurrentTime", "HassGetCurrentDate", "HassGetWe
 
 SHIFT_WORDS = frozenset({
     "tomorrow", "tonight", "yesterday", "later", "will", "gonna", "weekend", "next", "last",
-    "ago", "until", "till", "since", "before", "after", "was", "were", "forecast", "week",
-    "month", "christmas", "birthday", "sunset", "sunrise", "close", "closes", "closing",
+    "ago", "until", "till", "since", "before", "after", "was", "were", "forecast",
+    "christmas", "birthday", "sunset", "sunrise", "close", "closes", "closing",
     "opens", "opening", "hours", "days", "weeks", "years", "soon", "expected", "predict",
     "set", "sets", "rise", "rises",
 })
@@ -69,9 +69,10 @@ def beyond_source(hub, text: str, matches: list, *, check_names: bool = True) ->
     where = {w for name in (*hub.home.areas, *hub.home.floors, *(
         e.name for e in hub.home.entities if e.domain == "weather")) for w in _words(name)}
     places = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("in", "at")]
-    places = [p for p in places if p not in ("the", "my", "here", "home", "this", "our")] + \
-        [words[i + 2] for i, w in enumerate(words[:-2]) if w in ("in", "at")
-         and words[i + 1] in ("the", "my", "our")]
+    here = ("the", "my", "here", "home", "this", "our", "house", "apartment", "flat")
+    places = [p for p in places + [words[i + 2] for i, w in enumerate(words[:-2])
+                                   if w in ("in", "at") and words[i + 1] in ("the", "my", "our")]
+              if p not in here]
     if any(p not in where for p in places):
         return NOT_HERE_AND_NOW
     if not check_names:  # the fact route chose its source on purpose (a humidity sensor)
@@ -90,7 +91,8 @@ DEVICE_WORDS = frozenset({"door", "doors", "light", "lights", "lamp", "lamps", "
                           "window", "windows", "blinds", "curtains", "fan", "tv", "switch",
                           "thermostat", "sensor", "garage", "heater"})
 _DETERMINERS = frozenset({"the", "a", "an", "my", "all", "any", "every", "your", "our", "of",
-                          "is", "are", "in", "on", "off", "which", "what", "whats", "how"})
+                          "is", "are", "in", "on", "off", "which", "what", "whats", "how",
+                          "many", "some", "both", "these", "those", "other", "no"})
 
 
 def fact_matches(update: dict) -> list:

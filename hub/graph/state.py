@@ -68,6 +68,7 @@ class TurnInput(TypedDict, total=False):
     file: str | None        # input file, for the trace
     text: str | None        # text input (hub ask); None for audio
     silent: bool            # no speech found in the audio: skip the recognizer
+    preconfirmed: list[str]  # sensitive entities confirmed before the turn (a delayed command)
     started: float          # monotonic time at end of input
 
 

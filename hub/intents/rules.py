@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hub.errors import ConfigError
@@ -130,8 +130,15 @@ class Rules:
                 continue
             match = self._to_match(text, result)
             command = match.slots.get("conversation_command")
-            if command and self.recognize(str(command), area) is None:
-                continue  # a delayed command must itself be a command the rules know
+            if command:
+                inner = self.recognize(str(command), area)
+                if inner is None:
+                    continue  # a delayed command must itself be a command the rules know
+                # its targets are the command's (a sensitive one is asked about when it is
+                # set); it runs in the area it was said in
+                slots = match.slots if match.slots.get("area") or not area \
+                    else {**match.slots, "area": area}
+                match = replace(match, slots=slots, entities=inner.entities)
             return match
         return None
 
@@ -278,14 +285,24 @@ def _has_exclusion(text: str, result) -> bool:
     return bool(_EXCLUSION.search(rest))
 
 
+def _name_context(entity) -> dict:
+    """The context a name carries into the match: its ``domain`` and, when it has one, its
+    ``device_class`` (as Home Assistant's default agent gives, so "is the phone battery low"
+    reaches the binary sensor's battery sentences)."""
+    context = {"domain": entity.domain}
+    if entity.device_class:
+        context["device_class"] = entity.device_class
+    return context
+
+
 def _slot_lists(home: Home) -> dict:
-    """hassil slot lists ``name`` (with domain context), ``attribute`` (the home's attribute
+    """hassil slot lists ``name`` (with domain and device class context), ``attribute`` (the home's attribute
     names, spoken with spaces), ``area`` and ``floor``."""
     from hassil.expression import TextChunk
     from hassil.intents import TextSlotList, TextSlotValue
 
     names = TextSlotList(name="name", values=[
-        TextSlotValue(TextChunk(e.name), e.name, {"domain": e.domain}) for e in home.entities])
+        TextSlotValue(TextChunk(e.name), e.name, _name_context(e)) for e in home.entities])
     attributes = sorted({k for e in home.entities for k in e.attributes} - _HIDDEN_ATTRIBUTES)
     return {
         "name": names,
