@@ -269,7 +269,7 @@ class WyomingSettings:
 
 @dataclass(frozen=True, config=_CONFIG)
 class HomeSettings:
-    """The home: floors, areas, entities, in the shape of ``fixtures/home-en.toml``."""
+    """The home: floors, areas, entities (the built-in sample home is ``hub/data/home-en.toml``)."""
 
     language: Literal["en"] = "en"
     """Language of the intents; only ``en`` ships."""
