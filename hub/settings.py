@@ -379,7 +379,7 @@ def load_settings(explicit: str | None = None, *, warn_no_home: bool = True) -> 
     data = read_toml(path or SAMPLE_HOME)
     try:
         settings = settings_from_dict(data)
-        check_files(settings)
+        check_files(settings, NODES)
     except ConfigError as exc:
         raise ConfigError(f"{path or SAMPLE_HOME}: {exc.message}") from None
     if warn_no_home and path is not None and "home" not in data:
