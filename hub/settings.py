@@ -272,7 +272,7 @@ class WyomingSettings:
 
 @dataclass(frozen=True, config=_CONFIG)
 class HomeSettings:
-    """The home: floors, areas, entities, in the shape of ``fixtures/home-en.toml``."""
+    """The home: floors, areas, entities (the built-in sample home is ``hub/data/home-en.toml``)."""
 
     language: Literal["en"] = "en"
     """Language of the intents; only ``en`` ships."""
@@ -382,7 +382,7 @@ def load_settings(explicit: str | None = None, *, warn_no_home: bool = True) -> 
     data = read_toml(path or SAMPLE_HOME)
     try:
         settings = settings_from_dict(data)
-        check_files(settings)
+        check_files(settings, NODES)
     except ConfigError as exc:
         raise ConfigError(f"{path or SAMPLE_HOME}: {exc.message}") from None
     if warn_no_home and path is not None and "home" not in data:

@@ -46,6 +46,12 @@ BROKEN = [
     ("[tts]\nvoice = '/nonexistent/en_US-bob.onnx'\n",
      "tts.voice: no Piper voice file '/nonexistent/en_US-bob.onnx'"),
     ("[asr\nengine = 'vosk'\n", "not valid TOML"),
+    ("[resilience]\ninject = ['asr=explode']\n", "resilience.inject[0]: "),
+    ("[store]\nfingerprint_strict = 0.7\nfingerprint_loose = 0.8\n",
+     "store.fingerprint_strict: must be at least fingerprint_loose (0.8), got 0.7"),
+    ("[[home.entities]]\nname = 'Heater'\ndomain = 'climate'\n"
+     "attributes = { current_temperature = 'warm' }\n",
+     "home.entities[0].attributes.current_temperature: expected a number, got 'warm'"),
 ]
 
 

@@ -58,6 +58,34 @@ def test_bc26_the_user_speaking_while_the_hub_answers_is_not_echo():
     assert gate.speaking() and not gate.is_echo()
 
 
+def test_bc26_echo_is_recognized_when_the_speaker_and_the_listener_run_late_under_load():
+    """The device plays 100 ms blocks back to back from its buffer while the speaker thread
+    hands them over in late bursts, the capture thread reads four blocks at a time, and the
+    listener judges each mic block 1.0 s after it was read (a backlog, the microphone running
+    since before the answer): the echo is still
+    found, and the tail guard counts from when the block was read, not when it is judged."""
+    clock = Clock()
+    gate = EchoGate(0.7, 0.5, clock=clock)
+    answer = synth("Okay Nabu, the Kitchen Light is on.")
+    heard = np.concatenate([np.zeros(RATE, np.int16), delayed(answer, 0.06, 0.5)])
+    start = clock.now + 1.0  # the answer starts after 1 s of the microphone's silence
+    blocks = [answer[i:i + 1600] for i in range(0, len(answer), 1600)]
+    read = []
+    for k in range(len(heard) // 800 + 24):
+        clock.now = start - 1.0 + 0.05 * (k + 1)
+        played_k = k - 20
+        if played_k >= 0 and played_k % 6 == 0:  # three 100 ms blocks at once, every 300 ms
+            for block in blocks[played_k // 2:played_k // 2 + 3]:
+                gate.played(block.tobytes(), RATE, 1)
+        if k < len(heard) // 800:  # read four blocks at a time, when the fourth is recorded
+            read.append((start - 1.0 + 0.05 * (k // 4 * 4 + 4), heard[k * 800:(k + 1) * 800]))
+        while read and read[0][0] <= clock.now - 1.0:
+            read_at, block = read.pop(0)
+            gate.heard(block, at=read_at)
+    assert not read and clock.now > start + len(answer) / RATE + 0.5  # past the wall-clock tail
+    assert gate.speaking() and gate.is_echo()
+
+
 def test_nothing_played_means_no_echo_and_the_tail_guard_ends():
     clock = Clock()
     gate = EchoGate(0.7, 0.5, clock=clock)
@@ -104,7 +132,9 @@ def test_bc35_capture_queue_is_bounded_and_drops_the_oldest_audio():
     capture.start()
     capture._thread.join(2)  # nobody reads: the 100 blocks overflow the 2 s queue
     got = []
-    while (block := capture.blocks.get(timeout=1)) is not None:
+    while (item := capture.blocks.get(timeout=1)) is not None:
+        read_at, block = item
+        assert read_at <= time.monotonic()
         got.append(int(block[0]))
     assert mic.closed  # the capture thread closed the stream it owned
     assert capture.dropped > 0 and len(got) + capture.dropped == 100

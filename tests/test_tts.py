@@ -6,6 +6,7 @@ import io
 import json
 import logging
 import os
+import re
 import struct
 import threading
 import wave
@@ -203,7 +204,19 @@ def test_pipe_gets_a_streamed_wav_without_seeking(tts, bc09_chunks):
     assert rate == tts.rate and sizes == (0xFFFFFFFF, 0xFFFFFFFF)
     assert pcm == b"".join(c.pcm for c in bc09_chunks)
     hyp = _transcribe(pcm, rate)
-    assert "porch" in hyp.split(), hyp
+    assert _heard_in_order(BC09_TEXT, hyp) >= 0.5, hyp
+
+
+def _heard_in_order(text: str, hyp: str) -> float:
+    """Share of ``text``'s words found in ``hyp`` in the same order (difflib's matching blocks),
+    0..1. The open-vocabulary recogniser mishears a word or two of Piper's noisy speech (porch →
+    porsche, nine → night: 0.63-0.94 over repeated syntheses); a wrong rate, byte order or
+    offset, or half the speech scores 0.0-0.41."""
+    from difflib import SequenceMatcher
+
+    ref = re.findall(r"[a-z']+", text.lower())
+    blocks = SequenceMatcher(None, ref, hyp.lower().split(), autojunk=False).get_matching_blocks()
+    return sum(b.size for b in blocks) / len(ref)
 
 
 def _transcribe(pcm: bytes, rate: int) -> str:

@@ -157,4 +157,23 @@ def _print_item(key: str, value, indent: str) -> None:
         for k, v in value.items():
             _print_item(k, v, indent + "  ")
     else:
-        print(f"{indent}{key}: {value}")
+        print(f"{indent}{key}: {_human(key, value)}")
+
+
+_UNITS = (("_percent", "%"), ("_c", "°C"), ("_ms", "ms"), ("_s", "s"))
+
+
+def _human(key: str, value) -> str:
+    """A value of the text report: numbers rounded, with the unit their key names
+    (``timeout_s`` 2.0 -> "2.0 s", ``cpu_percent`` -> "%", ``*_factor`` -> "×"), None as
+    "not measured". ``--json`` keeps the raw values."""
+    if value is None:
+        return "not measured"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if key.endswith("_factor"):
+        return f"×{value:.2f}"
+    for suffix, unit in _UNITS:
+        if key.endswith(suffix):
+            return f"{value:.1f} {unit}" if unit != "ms" else f"{value:.0f} ms"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)

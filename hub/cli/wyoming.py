@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import signal
 
-from hub.wyoming.server import DEFAULT_URI, check_uri
+from hub.wyoming import DEFAULT_URI
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
@@ -35,7 +35,7 @@ def add_parsers(sub, *, common, inject, store) -> None:
 def run_wyoming(args) -> int:
     """Serve until SIGINT (exit 130) or SIGTERM (exit 0)."""
     from hub.core.replay import make_hub
-    from hub.wyoming.server import serve, warm
+    from hub.wyoming.server import check_uri, serve, warm
 
     hub = make_hub(args, "run", speak=False)
     cfg = hub.settings.wyoming

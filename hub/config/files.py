@@ -1,4 +1,5 @@
-"""Checks that what the config names exists: the wake word, the voice, files and folders.
+"""Checks that what the config names exists (the wake word, the voice, files and folders) and
+that values agree with each other (faults to inject, the two fingerprint thresholds).
 
 Run when a config file is loaded (not when settings are built in code, so tests and callers
 can still build settings for files made later). One line each with the key's path.
@@ -52,8 +53,9 @@ def _check_paths(settings) -> None:
             raise ConfigError(f"intents.custom_sentences[{i}]: no such file or folder {value!r}")
 
 
-def check_files(settings) -> None:
-    """Check the wake word, voice and paths a :class:`hub.settings.Settings` names.
+def check_files(settings, nodes=()) -> None:
+    """Check the wake word, voice and paths a :class:`hub.settings.Settings` names, and the
+    values that must agree (``nodes``: the graph nodes a fault may be injected into).
 
     Raises:
         ConfigError: one line naming the key, e.g. ``wake.model: no wake word 'hey_bob': ...``.
@@ -63,3 +65,20 @@ def check_files(settings) -> None:
     if settings.tts.voice:
         _check_voice(settings.tts.voice)
     _check_paths(settings)
+    _check_values(settings, nodes)
+
+
+def _check_values(settings, nodes) -> None:
+    """``[resilience] inject`` parses; ``fingerprint_strict`` is at least ``fingerprint_loose``."""
+    from hub.resilience.faults import parse_faults
+
+    for i, spec in enumerate(settings.resilience.inject):
+        try:
+            parse_faults([spec], nodes)
+        except ConfigError as exc:
+            raise ConfigError(f"resilience.inject[{i}]: "
+                              f"{exc.message.removeprefix(f'--inject {spec!r}: ')}") from None
+    store = settings.store
+    if store.fingerprint_strict < store.fingerprint_loose:
+        raise ConfigError(f"store.fingerprint_strict: must be at least fingerprint_loose "
+                          f"({store.fingerprint_loose}), got {store.fingerprint_strict}")

@@ -4,7 +4,8 @@ Each check raises :class:`~hub.errors.ConfigError` with one line that starts wit
 path: unknown keys of a floor, area or entity; empty names; an unknown domain (``"fna"``); a
 state or feature that the domain does not have (``"lockd"``); two floors, areas or entities
 with the same name (case and spaces ignored, as the rules match names); an area or floor that
-is referenced but not defined. Domains, states and features are data
+is referenced but not defined; a text where an attribute holds a number
+(``current_temperature = "warm"``). Domains, states and features are data
 (``hub/data/domains.toml``, after Home Assistant's entity integrations).
 """
 
@@ -23,6 +24,13 @@ _SHAPES = {"floors": {"name"}, "areas": {"name", "floor"}, "entities": _ENTITY_K
 _TYPES = {"domain": (str, "a string"), "area": (str, "a string"), "state": (str, "a string"),
           "features": (list, "a list"), "attributes": (dict, "a table"),
           "sensitive": (bool, "true or false"), "confirm": (bool, "true or false")}
+
+
+NUMERIC_ATTRIBUTES = ("current_temperature", "temperature", "target_temperature",
+                      "current_humidity", "humidity", "brightness", "brightness_pct",
+                      "color_temp_kelvin", "volume_level", "current_position",
+                      "current_tilt_position", "battery_level")
+"""Entity attributes that hold a number (Home Assistant's state attributes of that name)."""
 
 
 @functools.cache
@@ -81,6 +89,10 @@ def _check_entity(i: int, ent: dict, areas: set[str]) -> None:
     if state is not None and "*" not in spec["states"] and state not in spec["states"]:
         raise ConfigError(f"{path}.state: {state!r} is not a state of a {ent['domain']}; "
                           f"states are {', '.join(spec['states'])}")
+    for key, value in ent.get("attributes", {}).items():
+        if key in NUMERIC_ATTRIBUTES and (isinstance(value, bool)
+                                          or not isinstance(value, (int, float))):
+            raise ConfigError(f"{path}.attributes.{key}: expected a number, got {value!r}")
     for j, feature in enumerate(ent.get("features", ())):
         if feature not in spec["features"]:
             allowed = ", ".join(spec["features"]) or "none"

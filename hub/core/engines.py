@@ -123,13 +123,23 @@ class Engines:
     def warm(self, names) -> None:
         """Build ``names`` now (before the first turn); failures are logged, not raised.
 
-        With ``tts`` among them, the canned answers are rendered and stored too.
+        The engines are built side by side, one thread each (model loading is mostly native
+        code that releases the GIL: Piper's ONNX session, the recognizer's decoder), and all
+        are built when this returns. With ``tts`` among them, the canned answers are rendered
+        and stored too.
         """
-        for name in names:
+        def build(name: str) -> None:
             try:
                 self.get(name)
             except HubError as exc:
                 log.warning("%s unavailable: %s", name, exc.message)
+
+        threads = [threading.Thread(target=build, args=(n,), name=f"hub-warm-{n}")
+                   for n in dict.fromkeys(names)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         if "tts" in names:
             self._hub.prerender()
 

@@ -65,16 +65,22 @@ def gazetteer_home(home: Home) -> tuple[dict, dict]:
 
 
 def _vocabulary() -> dict:
-    """The matcher's packaged English vocabulary with numbers up to :data:`MAX_NUMBER`."""
+    """The matcher's packaged English vocabulary with numbers up to :data:`MAX_NUMBER` (the
+    parsed YAML from the artefact cache when the file is unchanged)."""
     from importlib import resources
 
-    import yaml
+    from hub.intents.artefacts import cached, key_of
+
+    def read() -> dict:
+        import yaml
+
+        vocabulary = yaml.safe_load(text)
+        vocabulary.setdefault("numbers", {})["max_cardinal"] = MAX_NUMBER
+        return vocabulary
 
     text = resources.files("gazetteer_matcher").joinpath("data/vocabulary.yaml").read_text(
         encoding="utf-8")
-    vocabulary = yaml.safe_load(text)
-    vocabulary.setdefault("numbers", {})["max_cardinal"] = MAX_NUMBER
-    return vocabulary
+    return cached("gazetteer-vocabulary", key_of("vocabulary", [text, MAX_NUMBER]), read)
 
 
 def _unknown_verb(frame) -> bool:

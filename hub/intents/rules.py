@@ -89,18 +89,10 @@ class Rules:
 
     def __init__(self, home: Home, settings: IntentSettings) -> None:
         start = time.perf_counter()
-        from hassil import Intents
-
         self.home = home
         self._settings = settings
         data = _load_sentences(home, settings.custom_sentences)
-        try:
-            self._intents = Intents.from_dict(data)
-            for intent in self._intents.intents.values():  # parse templates now, not per turn
-                for block in intent.data:
-                    _ = block.sentences
-        except Exception as exc:  # hassil raises plain exceptions on template syntax
-            raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
+        self._intents = _parsed(data)
         self._lists = _slot_lists(home)
         self._fuzzy = None
         if settings.fuzzy:  # loaded now, at start, so no turn waits for it (about 0.5 s)
@@ -388,3 +380,27 @@ def _read_yaml(path: Path) -> dict:
     if not isinstance(data, dict):
         raise ConfigError(f"intents.custom_sentences: {path}: expected a mapping", node="rules")
     return data
+
+
+def _parsed(data: dict):
+    """hassil ``Intents`` of ``data`` with every template parsed (now, not per turn), from
+    the artefact cache when the same data was parsed before (:mod:`hub.intents.artefacts`).
+
+    Raises:
+        ConfigError: a template does not parse.
+    """
+    from hassil import Intents
+
+    from hub.intents.artefacts import cached, key_of
+
+    def parse():
+        try:
+            intents = Intents.from_dict(data)
+            for intent in intents.intents.values():
+                for block in intent.data:
+                    _ = block.sentences
+        except Exception as exc:  # hassil raises plain exceptions on template syntax
+            raise ConfigError(f"intents.custom_sentences: {exc}", node="rules") from None
+        return intents
+
+    return cached("hassil", key_of("hassil", data, ("hassil",)), parse)

@@ -32,7 +32,8 @@ class Stopping(Exception):
 
 
 class Capture:
-    """Reads the microphone on its own thread; :attr:`blocks` is what it read.
+    """Reads the microphone on its own thread; :attr:`blocks` is what it read: ``(read_at,
+    block)`` pairs (monotonic seconds when the read returned, int16 16 kHz mono), then None.
 
     Args:
         open_mic: ``open_mic(sleep=...)`` returning an open :class:`hub.audio.mic.Mic`.
@@ -88,7 +89,7 @@ class Capture:
             for block in mic.blocks():
                 self.beat = self._clock()
                 self._set_waiting(False)
-                self._put(block)
+                self._put((self.beat, block))
                 if self._stop.is_set():
                     break
         except Stopping:

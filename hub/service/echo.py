@@ -3,7 +3,7 @@
 Without acoustic echo cancellation the microphone picks up the speaker. A wake (or stop)
 detection while the hub speaks is its own echo when the input's loudness envelope follows
 the envelope of what was played: the normalized cross-correlation of the two 10 ms RMS
-envelopes, over the last :data:`WINDOW_S` and at lags 0 to :data:`MAX_LAG_S` (speaker,
+envelopes, over the last :data:`WINDOW_S` and at lags -:data:`LEAD_S` to :data:`MAX_LAG_S` (speaker,
 room and sound server delay), reaches ``threshold``. Envelopes, not waveforms, so a room's
 reverberation or a resampler's phase does not hide the echo; a user speaking over the
 answer makes the input diverge from it. Where the sound server can cancel echo
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 
 import numpy as np
@@ -29,6 +28,13 @@ WINDOW_S = 1.5
 """Input compared with the reference: the last 1.5 s (a wake word lasts about 1 s)."""
 MAX_LAG_S = 0.6
 """Longest speaker-to-microphone delay looked for (s)."""
+LEAD_S = 0.3
+"""How much earlier than its placement the played audio may reach the microphone (s): a
+block is placed when the device took it, which can be after it began to play (one 100 ms
+output block, a thread scheduled late)."""
+GAP_S = 0.25
+"""A microphone block read this much later than the audio before it ends is placed anew
+(audio is missing: blocks dropped, the device reopened, a pipe or network source stalled)."""
 QUIET_RMS = 50.0
 """Reference frames quieter than this (int16 RMS) count as silence: no echo to find."""
 
@@ -74,6 +80,13 @@ def envelope_correlation(mic: np.ndarray, reference: np.ndarray, max_lag: int) -
 class EchoGate:
     """Keeps what was played and what was heard, and judges detections during playback.
 
+    Both envelopes live on one clock: a played block is placed where the device plays it
+    (right after the block before it, or when it was handed over if the device had run
+    dry), a heard block where the microphone thread read it (``heard(..., at=)``). So a
+    listener that falls behind under load, or a speaker thread handing blocks over late
+    while the device plays from its buffer, does not shift one envelope against the other
+    (an arrival-order axis did: the echo drifted 30 ms inside one window and scored 0.66).
+
     Thread-safe: the speaker thread calls :meth:`played`, the listening thread calls
     :meth:`heard` and :meth:`is_echo`.
 
@@ -87,41 +100,60 @@ class EchoGate:
     def __init__(self, threshold: float = 0.7, tail_s: float = 0.5,
                  clock: Callable[[], float] = time.monotonic):
         self.threshold, self.tail_s, self._clock = threshold, tail_s, clock
-        keep = round((WINDOW_S + MAX_LAG_S) * RATE / FRAME) + 50
-        self._mic: deque[float] = deque(maxlen=keep)
-        self._ref: deque[float] = deque(maxlen=keep)
-        self._ref_pending: deque[float] = deque()
+        self._keep = round((WINDOW_S + MAX_LAG_S + LEAD_S) * RATE / FRAME) + 50
+        self._mic: dict[int, float] = {}
+        self._ref: dict[int, float] = {}
         self._ref_until = -1.0
+        self._heard_at = -1.0
+        self._mic_next = -1
         self._lock = threading.Lock()
         self.echoes = 0
         """Detections judged to be the hub's own echo so far."""
+
+    @staticmethod
+    def _frame(t: float) -> int:
+        return round(t * RATE / FRAME)
 
     def played(self, pcm: bytes, rate: int = RATE, channels: int = 1) -> None:
         """``pcm`` (int16 interleaved, ``rate`` Hz) was handed to the output device just now."""
         samples = np.frombuffer(pcm, dtype=np.int16)[::max(1, channels)]
         env = _envelope(samples, rate)
         with self._lock:
-            self._ref_until = max(self._ref_until, self._clock()) + len(samples) / rate
-            self._ref_pending.extend(env)
+            start = max(self._ref_until, self._clock())
+            self._ref_until = start + len(samples) / rate
+            first = self._frame(start)
+            for i, value in enumerate(env):
+                self._ref[first + i] = float(value)
+            _prune(self._ref, first + len(env) - self._keep)
 
-    def heard(self, samples: np.ndarray) -> None:
-        """``samples`` (int16 16 kHz mono) were read from the microphone just now.
+    def heard(self, samples: np.ndarray, at: float | None = None) -> None:
+        """``samples`` (int16 16 kHz mono) were read from the microphone at ``at`` (monotonic
+        seconds, when the read returned; default: now).
 
-        The reference advances with the input, frame for frame (silence when nothing plays),
-        so both envelopes share one time axis.
+        The microphone's audio is continuous: a block follows the one before it, frame for
+        frame, however irregularly the reads return. It is placed by ``at`` only when that
+        is earlier than the continuation (audio cannot be read before it was recorded) or
+        later by more than :data:`GAP_S`.
         """
         env = _envelope(samples)
+        at = self._clock() if at is None else at
         with self._lock:
-            pending = self._ref_pending
-            for value in env:
-                self._mic.append(value)
-                self._ref.append(pending.popleft() if pending else 0.0)
+            last = self._mic_next + len(env) - 1
+            read = self._frame(at)
+            if self._mic_next < 0 or read < last or read - last > GAP_S * RATE / FRAME:
+                last = read
+            for i, value in enumerate(env):
+                self._mic[last - len(env) + 1 + i] = float(value)
+            self._mic_next = last + 1
+            self._heard_at = max(self._heard_at, at)
+            _prune(self._mic, last - self._keep)
 
     def speaking(self) -> bool:
-        """True while audio is playing or within ``tail_s`` after it ended."""
+        """True when the latest audio heard was read while the hub played, or within
+        ``tail_s`` after it ended (judged at the time it was read, not when it is judged)."""
         with self._lock:
-            busy = bool(self._ref_pending)
-            return busy or self._clock() <= self._ref_until + self.tail_s
+            at = self._heard_at if self._heard_at >= 0 else self._clock()
+            return self._ref_until >= 0 and at <= self._ref_until + self.tail_s
 
     def is_echo(self) -> bool:
         """Whether what the microphone holds now is mostly the hub's own output.
@@ -131,18 +163,28 @@ class EchoGate:
         if not self.speaking():
             return False
         n = round(WINDOW_S * RATE / FRAME)
-        lag = round(MAX_LAG_S * RATE / FRAME)
+        lag, lead = round(MAX_LAG_S * RATE / FRAME), round(LEAD_S * RATE / FRAME)
         with self._lock:
-            mic = np.array(list(self._mic)[-n:])
-            ref = np.array(list(self._ref)[-(n + lag):])
-        if len(ref) == 0 or ref.max() < QUIET_RMS:
+            last = self._mic_next - 1
+            mic = np.array([self._mic.get(i, 0.0) for i in range(last - n + 1, last + 1)])
+            ref = np.array([self._ref.get(i, 0.0)
+                            for i in range(last - n - lag + 1, last + lead + 1)])
+        if ref.max() < QUIET_RMS:
             return False
-        echo = envelope_correlation(mic, ref, lag) >= self.threshold
+        echo = envelope_correlation(mic, ref, lag + lead) >= self.threshold
         self.echoes += echo
         return echo
 
     def clear(self) -> None:
-        """Forget the reference still queued (playback was cancelled)."""
+        """Forget the reference not yet played (playback was cancelled)."""
         with self._lock:
-            self._ref_pending = deque()
-            self._ref_until = self._clock()
+            now = self._clock()
+            for i in [i for i in self._ref if i > self._frame(now)]:
+                del self._ref[i]
+            self._ref_until = min(self._ref_until, now)
+
+
+def _prune(frames: dict[int, float], before: int) -> None:
+    """Drop the frames of ``frames`` older than index ``before``."""
+    for i in [i for i in frames if i < before]:
+        del frames[i]

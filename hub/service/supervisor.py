@@ -166,13 +166,13 @@ class Supervisor:
             self.beat = time.monotonic()
             if block is None:
                 break
-            endpointer = self._step(block, endpointer)
+            endpointer = self._step(*block, endpointer)
         if self.capture.error is not None:  # the device never came back: hub exits with 4
             self._stopped.set()
 
-    def _step(self, block, endpointer):
-        """One block through the listener; returns the endpointer now open (or None)."""
-        self.gate.heard(block)
+    def _step(self, read_at, block, endpointer):
+        """One block (read at ``read_at``) through the listener; returns the endpointer open."""
+        self.gate.heard(block, at=read_at)
         if endpointer is None and self._followup.is_set():
             self._followup.clear()
             log.info("follow-up: listening %g s without the wake word",

@@ -8,3 +8,7 @@ Protocol: github.com/OHF-Voice/wyoming (``wyoming`` package, pinned ``>=1.7,<2``
 
 Public API: :func:`hub.wyoming.server.serve`, :func:`hub.wyoming.server.start_wyoming`.
 """
+
+DEFAULT_URI = "tcp://0.0.0.0:10700"
+"""Where ``hub wyoming`` listens unless told otherwise (here, so ``hub --help`` need not
+import the server and the turn graph)."""

@@ -20,14 +20,13 @@ from urllib.parse import urlparse
 from wyoming.server import AsyncServer
 
 from hub.errors import ConfigError, HubError
+from hub.wyoming import DEFAULT_URI  # noqa: F401 - where ``hub wyoming`` listens
 from hub.wyoming.handler import HubHandler
 from hub.wyoming.info import build_info
 from hub.wyoming.wake import wake_models
 
 log = logging.getLogger("hub.wyoming")
 
-DEFAULT_URI = "tcp://0.0.0.0:10700"
-"""Where ``hub wyoming`` listens unless told otherwise."""
 
 DRAIN_TIMEOUT_S = 60.0
 """After a client half-closes, longest wait for its queued requests to be answered."""
