@@ -3,9 +3,12 @@
 The interval comes from ``$WATCHDOG_USEC`` (sd_watchdog_enabled(3)); ``WATCHDOG=1`` is sent
 every quarter interval, so that no two pings are more than half the interval apart
 (sd_notify(3) asks for at least one per half interval), but only while every heartbeat given
-is younger than half the interval. A capture that hangs in a read, or a listener that stops,
-stops the pings, and systemd restarts the service; waiting for a device does not, because
-the waiting loop beats too.
+is younger than three quarters of the interval (:data:`STALE_SHARE`). A capture that hangs in
+a read, or a listener that stops, stops the pings, and systemd restarts the service at most
+1.75 intervals after the hang; waiting for a device does not, because the waiting loop beats
+too. The allowance above half the interval is for a loop that is alive but briefly held up
+(a device reopened by PortAudio, a starved thread on a loaded 2-core board): judging it stale
+at half the interval skipped a ping, and one skipped ping is already a half-interval gap.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from hub.service.notify import notify, watchdog_interval_s
 
 log = logging.getLogger("hub.service.watchdog")
 
+STALE_SHARE = 0.75
+"""A heartbeat older than this share of the watchdog interval means its loop is stuck."""
+
 
 class Watchdog:
-    """Pings systemd every ``interval_s / 4`` while all ``beats()`` are fresh.
+    """Pings systemd every ``interval_s / 4`` while all ``beats()`` are fresh (younger than
+    ``STALE_SHARE * interval_s``).
 
     Args:
         beats: returns the monotonic times of the last heartbeat of each loop watched.
@@ -40,8 +47,8 @@ class Watchdog:
         """Pings sent so far."""
 
     def healthy(self) -> bool:
-        """True when every loop beat within the last half interval."""
-        now, limit = self._clock(), (self.interval_s or 0) / 2
+        """True when every loop beat within the last :data:`STALE_SHARE` of the interval."""
+        now, limit = self._clock(), (self.interval_s or 0) * STALE_SHARE
         return all(now - beat < limit for beat in self._beats())
 
     def tick(self) -> bool:
