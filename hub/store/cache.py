@@ -73,7 +73,7 @@ class CacheMixin:
         sims = fpm.similarities(fp, [fpm.unpack(rows[0][1], rows[0][2])])
         if sims[0] < min_similarity and len(rows) > 1:
             sims += fpm.similarities(fp, [fpm.unpack(r[1], r[2]) for r in rows[1:]])
-        best = int(max(range(len(rows)), key=sims.__getitem__))
+        best = int(max(range(len(sims)), key=sims.__getitem__))
         if sims[best] < min_similarity:
             return None
         self._touched[("fingerprints", rows[best][0])] = self.clock()
