@@ -1,6 +1,7 @@
 """The in-memory LSH index of the stored fingerprints (one per store, all contexts).
 
-Buckets ``(context, band hash) -> row ids``, the compact vectors (one matrix) and the sha256
+Buckets ``(context, band hash) -> rows`` (kept as numpy arrays once read, so a probe of many
+buckets is one ``concatenate`` and ``unique``), the compact vectors (one matrix) and the sha256
 of each stored utterance's samples, loaded from the file once and kept current: this
 connection's inserts are added as they are made, and a change by any other connection
 (``PRAGMA data_version``, which SQLite bumps on another connection's commit: another process,
@@ -24,9 +25,11 @@ class FingerprintIndex:
         self._clear()
 
     def _clear(self) -> None:
-        self._buckets: dict[tuple[str, int], list[int]] = {}
+        self._buckets: dict[tuple[str, int], list[int]] = {}   # rows of the matrix
+        self._arrays: dict[tuple[str, int], np.ndarray] = {}   # the same, read-only copies
         self._digests: dict[tuple[str, str], int] = {}
-        self._rows: dict[int, int] = {}
+        self._rows: dict[int, int] = {}                         # id -> row
+        self._ids: list[int] = []                               # row -> id
         self._matrix = np.zeros((0, 0), dtype=np.float32)
 
     def _put(self, context: str, fid: int, vector: np.ndarray, digest: str | None) -> None:
@@ -38,6 +41,7 @@ class FingerprintIndex:
             self._matrix = grown
         self._matrix[n] = vector
         self._rows[fid] = n
+        self._ids.append(fid)
         if digest:
             self._digests[(context, digest)] = fid
 
@@ -47,7 +51,8 @@ class FingerprintIndex:
                 "SELECT id, context, vector, digest FROM fingerprints"):
             self._put(context, fid, np.frombuffer(vector, dtype=np.float32), digest)
         for context, band, fid in db.execute("SELECT context, band_hash, fp_id FROM fp_bands"):
-            self._buckets.setdefault((context, band), []).append(fid)
+            if fid in self._rows:
+                self._buckets.setdefault((context, band), []).append(self._rows[fid])
 
     def current(self, db) -> None:
         """Reload when another connection changed the file since the last look.
@@ -62,11 +67,15 @@ class FingerprintIndex:
                 self._version = version
 
     def add(self, context: str, fid: int, vector: np.ndarray, bands, digest: str = "") -> None:
-        """Note this connection's own insert (SQLite does not bump its data_version)."""
+        """Note this connection's own insert (SQLite does not bump its data_version); one
+        already loaded from the file is not added twice."""
         with self._lock:
+            if fid in self._rows:
+                return
             self._put(context, fid, vector, digest)
             for b in bands:
-                self._buckets.setdefault((context, b), []).append(fid)
+                self._buckets.setdefault((context, b), []).append(self._rows[fid])
+                self._arrays.pop((context, b), None)
 
     def exact(self, context: str, digest: str) -> int | None:
         """The id of the stored utterance with exactly these samples (sha256), or None."""
@@ -74,16 +83,25 @@ class FingerprintIndex:
             fid = self._digests.get((context, digest))
             return fid if fid in self._rows else None
 
+    def _bucket(self, key: tuple[str, int]) -> np.ndarray | None:
+        found = self._arrays.get(key)
+        if found is None and key in self._buckets:
+            found = self._arrays[key] = np.asarray(self._buckets[key], dtype=np.int64)
+        return found
+
     def candidates(self, context: str, vectors: np.ndarray, bands, n: int) -> list[int]:
         """Ids of the ``n`` rows sharing a band in ``bands`` whose vector is the most
-        cosine-similar to one of ``vectors`` (``(w, d)``, the query's warps), best first."""
+        cosine-similar to one of ``vectors`` (``(w, d)``, the query's readings), best first."""
         with self._lock:
-            ids = list({fid for b in bands for fid in self._buckets.get((context, b), ())
-                        if fid in self._rows})
-            if not ids:
+            found = [a for a in (self._bucket((context, b)) for b in bands) if a is not None]
+            if not found:
                 return []
-            rows = self._matrix[[self._rows[i] for i in ids]]
-        # one matrix-vector product per warp (a matrix-matrix one would wake BLAS threads)
-        scores = np.max([rows @ v for v in vectors], axis=0)
-        best = np.argsort(-scores)[:n] if len(ids) > n else np.argsort(-scores)
-        return [ids[i] for i in best]
+            mask = np.zeros(len(self._ids), dtype=bool)
+            mask[np.concatenate(found)] = True
+            rows = np.flatnonzero(mask)
+            sub = self._matrix[rows]
+            ids = self._ids
+        # one matrix-vector product per reading (a matrix-matrix one would wake BLAS threads)
+        scores = np.max([sub @ v for v in vectors], axis=0)
+        best = np.argpartition(-scores, n)[:n] if len(rows) > n else np.arange(len(rows))
+        return [ids[rows[i]] for i in best[np.argsort(-scores[best])]]
