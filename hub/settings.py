@@ -235,7 +235,7 @@ class StoreSettings:
     """Transcript and answer-audio caches together stay under this many MB (LRU eviction)."""
     fingerprint_strict: Annotated[float, Field(ge=0, le=1)] = 0.9
     """Audio fingerprint similarity (0..1) at which a cached transcript replaces ASR."""
-    fingerprint_loose: Annotated[float, Field(ge=0, le=1)] = 0.82
+    fingerprint_loose: Annotated[float, Field(ge=0, le=1)] = 0.76
     """Similarity at which a cached transcript is used when ASR failed (L1)."""
     maintenance_s: Annotated[float, Field(ge=1)] = 300
     """Seconds between background prunes and WAL checkpoints."""

@@ -26,7 +26,11 @@ Area rules (BC-22; Home Assistant's semantics, reduced):
 
 from __future__ import annotations
 
+import collections
+import copy
+import dataclasses
 import re
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +57,8 @@ _ALL_RESPONSES = frozenset({"light_all", "fan_all"})
 _EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
                         re.IGNORECASE)
 _CUSTOM = "hub_custom_sentence"
+MEMO = 256
+"""How many ``(text, area)`` answers :meth:`Rules.recognize` keeps (least recently used go)."""
 # Attributes never asked about by name (HassGetState's ``attribute`` slot list skips them).
 _HIDDEN_ATTRIBUTES = frozenset({"unit_of_measurement", "device_class", "friendly_name"})
 # home-assistant-intents' "domain" of an intent -> the home domain it needs.
@@ -94,6 +100,8 @@ class Rules:
         data = _load_sentences(home, settings.custom_sentences)
         self._intents = _parsed(data)
         self._lists = _slot_lists(home)
+        self._memo: collections.OrderedDict = collections.OrderedDict()
+        self._memo_lock = threading.Lock()
         self._fuzzy = None
         if settings.fuzzy:  # loaded now, at start, so no turn waits for it (about 0.5 s)
             from hub.intents.fuzzy import Fuzzy
@@ -108,11 +116,26 @@ class Rules:
 
         ``area``: the area of the satellite that heard it (the conversation's), which
         sentences without an area ("turn on the lights") refer to; None: the home's
-        ``satellite_area``.
+        ``satellite_area``. The last :data:`MEMO` answers are kept (a command said again is
+        not matched again: hassil takes tens of ms); each call gets its own copy.
         """
+        area = self.home.satellite_area if area is None else area
+        with self._memo_lock:
+            known = self._memo.get((text, area), self._memo)
+            if known is not self._memo:
+                self._memo.move_to_end((text, area))
+        if known is self._memo:
+            known = self._recognize(text, area)
+            with self._memo_lock:
+                self._memo[(text, area)] = known
+                while len(self._memo) > MEMO:
+                    self._memo.popitem(last=False)
+        return None if known is None else dataclasses.replace(known, slots=copy.deepcopy(
+            known.slots))
+
+    def _recognize(self, text: str, area: str) -> IntentMatch | None:
         from hassil.recognize import recognize_ranked
 
-        area = self.home.satellite_area if area is None else area
         context = {"area": {"value": area or "", "text": ""}}
         results = recognize_ranked(text, self._intents, slot_lists=self._lists,
                                    intent_context=context,

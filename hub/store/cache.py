@@ -13,8 +13,9 @@ import json
 
 from hub.store import fingerprint as fpm
 
-CANDIDATES = 2
-"""LSH candidates (the most cosine-similar compact vectors) confirmed with DTW per lookup."""
+CANDIDATES = 3
+"""LSH candidates (the most cosine-similar compact vectors) confirmed with DTW per lookup:
+the best one first, the others (in one batch) only when it does not pass."""
 
 
 class CacheMixin:
@@ -34,14 +35,14 @@ class CacheMixin:
             try:
                 cur = conn.execute(
                     "INSERT INTO fingerprints (context, frames, vector, transcript, alternatives,"
-                    " at, used_at, size) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    " at, used_at, size, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [context, frames, vector, transcript, json.dumps(list(alternatives)), now,
-                     now, len(frames) + len(vector) + len(transcript)])
+                     now, len(frames) + len(vector) + len(transcript), fp.digest or None])
                 conn.executemany("INSERT OR IGNORE INTO fp_bands VALUES (?, ?, ?)",
                                  [(context, b, cur.lastrowid) for b in fp.bands])
                 conn.execute("COMMIT")
                 self._fp_index.current(db)
-                self._fp_index.add(context, cur.lastrowid, fp.vector, fp.bands)
+                self._fp_index.add(context, cur.lastrowid, fp.vector, fp.bands, fp.digest)
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -55,35 +56,57 @@ class CacheMixin:
         """``(transcript, alternatives, similarity)`` of the most similar stored utterance
         under ``context`` with a similarity of at least ``min_similarity``, or None.
 
-        LSH candidates (one band in common, :class:`hub.store.fpindex.FingerprintIndex`), the
-        best :data:`CANDIDATES` by vector cosine, then
-        :func:`hub.store.fingerprint.similarity` (DTW) on each in that order until one passes.
+        The same samples (sha256) are similarity 1.0 at once. Else LSH candidates (one band in
+        common with one of the query's warps, :class:`hub.store.fpindex.FingerprintIndex`),
+        the best :data:`CANDIDATES` by vector cosine, confirmed by
+        :func:`hub.store.fingerprint.similarities` (DTW): the first alone, the rest together
+        when it does not pass.
         """
-        if self.degraded == "damaged":
+        if fp.digest:
+            found = self.find_exact(context, fp.digest)
+            if found is not None:
+                return (*found, 1.0)
+        rows = self._fp_rows(context, lambda index: index.candidates(
+            context, fp.vectors, fp.query_bands(), CANDIDATES))
+        if not rows:
             return None
+        sims = fpm.similarities(fp, [fpm.unpack(rows[0][1], rows[0][2])])
+        if sims[0] < min_similarity and len(rows) > 1:
+            sims += fpm.similarities(fp, [fpm.unpack(r[1], r[2]) for r in rows[1:]])
+        best = int(max(range(len(sims)), key=sims.__getitem__))
+        if sims[best] < min_similarity:
+            return None
+        self._touched[("fingerprints", rows[best][0])] = self.clock()
+        return rows[best][3], tuple(json.loads(rows[best][4])), sims[best]
+
+    def find_exact(self, context: str, digest: str) -> tuple[str, tuple[str, ...]] | None:
+        """``(transcript, alternatives)`` stored under ``context`` for exactly the samples
+        whose sha256 is ``digest`` (:func:`hub.store.fingerprint.digest`), or None."""
+        rows = self._fp_rows(context, lambda index: [
+            fid for fid in [index.exact(context, digest)] if fid is not None])
+        if not rows:
+            return None
+        self._touched[("fingerprints", rows[0][0])] = self.clock()
+        return rows[0][3], tuple(json.loads(rows[0][4]))
+
+    def _fp_rows(self, context: str, pick) -> list:
+        """The rows ``(id, frames, vector, transcript, alternatives)`` of the ids that
+        ``pick(index)`` gives, in that order ([] when unreadable or damaged)."""
+        if self.degraded == "damaged":
+            return []
 
         def read(db):
             self._fp_index.current(db)
-            top = self._fp_index.candidates(context, fp.vector, fp.bands, CANDIDATES)
-            if not top:
+            ids = pick(self._fp_index)
+            if not ids:
                 return []
             found = db.execute("SELECT id, frames, vector, transcript, alternatives FROM "
-                              f"fingerprints WHERE id IN ({', '.join('?' for _ in top)})",
-                              top).fetchall()
+                              f"fingerprints WHERE id IN ({', '.join('?' for _ in ids)})",
+                              ids).fetchall()
             by_id = {r[0]: r for r in found}
-            return [by_id[i] for i in top if i in by_id]
+            return [by_id[i] for i in ids if i in by_id]
 
-        best, best_sim = None, -1.0
-        for row in self._run("transcript cache", read, [], write=False) or []:
-            sim = fpm.similarity(fp, fpm.unpack(row[1], row[2]))
-            if sim > best_sim:
-                best, best_sim = row, sim
-            if sim >= min_similarity:
-                break  # the most cosine-similar candidate that passes: no second DTW
-        if best is None or best_sim < min_similarity:
-            return None
-        self._touched[("fingerprints", best[0])] = self.clock()
-        return best[3], tuple(json.loads(best[4])), best_sim
+        return self._run("transcript cache", read, [], write=False) or []
 
     # -- response audio (L1, and the fast path of repeated answers) ------------------------
     def put_response_audio(self, key: str, pcm: bytes, rate: int) -> bool:

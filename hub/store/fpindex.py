@@ -1,10 +1,12 @@
 """The in-memory LSH index of the stored fingerprints (one per store, all contexts).
 
-Buckets ``(context, band hash) -> row ids`` and the compact vectors (one matrix), loaded from
-the file once and kept current: this connection's inserts are added as they are made, and a
-change by any other connection (``PRAGMA data_version``, which SQLite bumps on another
-connection's commit: another process, the maintenance thread's evictions) reloads it. A lookup
-then needs one query by primary key for the frames of the few best candidates.
+Buckets ``(context, band hash) -> rows`` (kept as numpy arrays once read, so a probe of many
+buckets is one ``concatenate`` and ``unique``), the compact vectors (one matrix) and the sha256
+of each stored utterance's samples, loaded from the file once and kept current: this
+connection's inserts are added as they are made, and a change by any other connection
+(``PRAGMA data_version``, which SQLite bumps on another connection's commit: another process,
+the maintenance thread's evictions) reloads it. A lookup then needs one query by primary key
+for the frames of the few best candidates.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 
 class FingerprintIndex:
-    """LSH buckets and vectors of the ``fingerprints`` table (thread-safe)."""
+    """LSH buckets, vectors and digests of the ``fingerprints`` table (thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -23,11 +25,14 @@ class FingerprintIndex:
         self._clear()
 
     def _clear(self) -> None:
-        self._buckets: dict[tuple[str, int], list[int]] = {}
-        self._rows: dict[int, int] = {}
+        self._buckets: dict[tuple[str, int], list[int]] = {}   # rows of the matrix
+        self._arrays: dict[tuple[str, int], np.ndarray] = {}   # the same, read-only copies
+        self._digests: dict[tuple[str, str], int] = {}
+        self._rows: dict[int, int] = {}                         # id -> row
+        self._ids: list[int] = []                               # row -> id
         self._matrix = np.zeros((0, 0), dtype=np.float32)
 
-    def _put_vector(self, fid: int, vector: np.ndarray) -> None:
+    def _put(self, context: str, fid: int, vector: np.ndarray, digest: str | None) -> None:
         n = len(self._rows)
         if n == len(self._matrix):  # grow by doubling
             grown = np.zeros((max(64, 2 * n), len(vector)), dtype=np.float32)
@@ -36,13 +41,18 @@ class FingerprintIndex:
             self._matrix = grown
         self._matrix[n] = vector
         self._rows[fid] = n
+        self._ids.append(fid)
+        if digest:
+            self._digests[(context, digest)] = fid
 
     def _load(self, db) -> None:
         self._clear()
-        for fid, vector in db.execute("SELECT id, vector FROM fingerprints"):
-            self._put_vector(fid, np.frombuffer(vector, dtype=np.float32))
+        for fid, context, vector, digest in db.execute(
+                "SELECT id, context, vector, digest FROM fingerprints"):
+            self._put(context, fid, np.frombuffer(vector, dtype=np.float32), digest)
         for context, band, fid in db.execute("SELECT context, band_hash, fp_id FROM fp_bands"):
-            self._buckets.setdefault((context, band), []).append(fid)
+            if fid in self._rows:
+                self._buckets.setdefault((context, band), []).append(self._rows[fid])
 
     def current(self, db) -> None:
         """Reload when another connection changed the file since the last look.
@@ -56,19 +66,42 @@ class FingerprintIndex:
                 self._load(db)
                 self._version = version
 
-    def add(self, context: str, fid: int, vector: np.ndarray, bands) -> None:
-        """Note this connection's own insert (SQLite does not bump its data_version)."""
+    def add(self, context: str, fid: int, vector: np.ndarray, bands, digest: str = "") -> None:
+        """Note this connection's own insert (SQLite does not bump its data_version); one
+        already loaded from the file is not added twice."""
         with self._lock:
-            self._put_vector(fid, vector)
+            if fid in self._rows:
+                return
+            self._put(context, fid, vector, digest)
             for b in bands:
-                self._buckets.setdefault((context, b), []).append(fid)
+                self._buckets.setdefault((context, b), []).append(self._rows[fid])
+                self._arrays.pop((context, b), None)
 
-    def candidates(self, context: str, vector: np.ndarray, bands, n: int) -> list[int]:
-        """Ids of the ``n`` rows sharing a band with ``bands`` that are most cosine-similar."""
+    def exact(self, context: str, digest: str) -> int | None:
+        """The id of the stored utterance with exactly these samples (sha256), or None."""
         with self._lock:
-            ids = list({fid for b in bands for fid in self._buckets.get((context, b), ())
-                        if fid in self._rows})
-            if not ids:
+            fid = self._digests.get((context, digest))
+            return fid if fid in self._rows else None
+
+    def _bucket(self, key: tuple[str, int]) -> np.ndarray | None:
+        found = self._arrays.get(key)
+        if found is None and key in self._buckets:
+            found = self._arrays[key] = np.asarray(self._buckets[key], dtype=np.int64)
+        return found
+
+    def candidates(self, context: str, vectors: np.ndarray, bands, n: int) -> list[int]:
+        """Ids of the ``n`` rows sharing a band in ``bands`` whose vector is the most
+        cosine-similar to one of ``vectors`` (``(w, d)``, the query's readings), best first."""
+        with self._lock:
+            found = [a for a in (self._bucket((context, b)) for b in bands) if a is not None]
+            if not found:
                 return []
-            scores = self._matrix[[self._rows[i] for i in ids]] @ vector
-        return [ids[i] for i in np.argsort(-scores)[:n]]
+            mask = np.zeros(len(self._ids), dtype=bool)
+            mask[np.concatenate(found)] = True
+            rows = np.flatnonzero(mask)
+            sub = self._matrix[rows]
+            ids = self._ids
+        # one matrix-vector product per reading (a matrix-matrix one would wake BLAS threads)
+        scores = np.max([sub @ v for v in vectors], axis=0)
+        best = np.argpartition(-scores, n)[:n] if len(rows) > n else np.arange(len(rows))
+        return [ids[rows[i]] for i in best[np.argsort(-scores[best])]]

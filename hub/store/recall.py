@@ -8,6 +8,7 @@ what ASR made of it. Thresholds: ``[store] fingerprint_strict`` (a hit skips ASR
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from hub.store import fingerprint as fpm
 
@@ -24,14 +25,26 @@ def _context(hub) -> str:
 def recall(hub, samples) -> dict:
     """State update for int16 16 kHz ``samples``: ``fingerprint`` (a Fingerprint or None),
     and ``transcript``/``alternatives``/``cache_hit`` on a strict hit, or ``l1`` =
-    ``{transcript, alternatives, similarity}`` on a loose one."""
+    ``{transcript, alternatives, similarity}`` on a loose one.
+
+    The same samples heard before (sha256) are a strict hit before any features are computed.
+    """
+    cfg = hub.settings.store
+    if hub.store is not None:
+        try:
+            exact = hub.store.find_exact(_context(hub), fpm.digest(samples))
+        except Exception as exc:  # noqa: BLE001 - a cache is never worth failing a turn for
+            log.warning("store: fingerprint lookup failed: %s", exc)
+            exact = None
+        if exact is not None and exact[0]:
+            return {"fingerprint": None, "transcript": exact[0],
+                    "alternatives": list(exact[1]) or [exact[0]], "cache_hit": True}
     fp = fpm.compute(samples)
     if fp is None or hub.store is None:
         return {"fingerprint": fp}
-    cfg = hub.settings.store
     try:
-        found = hub.store.find_fingerprint(_context(hub), fp, min(cfg.fingerprint_loose,
-                                                                  cfg.fingerprint_strict))
+        found = hub.store.find_fingerprint(_context(hub), replace(fp, digest=""), min(
+            cfg.fingerprint_loose, cfg.fingerprint_strict))
     except Exception as exc:  # noqa: BLE001 - a cache is never worth failing a turn for
         log.warning("store: fingerprint lookup failed: %s", exc)
         return {"fingerprint": fp}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 2
+VERSION = 3
 """The schema version this code writes."""
 
 _V1 = """
@@ -61,7 +61,16 @@ def _to_v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE TABLE IF NOT EXISTS timers (id TEXT PRIMARY KEY, record TEXT, at REAL)")
 
 
-MIGRATIONS = [_to_v1, _to_v2]
+def _to_v3(conn: sqlite3.Connection) -> None:
+    """2 -> 3: fingerprints of 8 MFCCs (were 12) and the sha256 of their samples (an exact
+    replay is found without features). Old rows cannot be compared with new ones: the
+    transcript cache starts empty."""
+    conn.execute("DELETE FROM fp_bands")
+    conn.execute("DELETE FROM fingerprints")
+    conn.execute("ALTER TABLE fingerprints ADD COLUMN digest TEXT")
+
+
+MIGRATIONS = [_to_v1, _to_v2, _to_v3]
 """``MIGRATIONS[n]`` migrates version ``n`` to ``n + 1``; ``len(MIGRATIONS) == VERSION``."""
 
 
