@@ -341,3 +341,18 @@ def test_bc27_hub_run_plays_a_finished_timer_and_stop_cuts_it(capsys):
         assert speaker.cancelled >= 1
     finally:
         hub.events.close()
+
+
+def test_exit_while_restored_timers_alerts_are_rendered_is_clean(tmp_path):
+    """Exit 134 ("terminate called without an active exception"): the timer thread was still
+    rendering the alerts of restored timers in onnxruntime when ``hub ask -`` ended."""
+    db = str(tmp_path / "hub.db")
+    lines = "".join(f"set a timer for {n} minutes\n" for n in (7, 11, 13, 17, 19, 23))
+    first = run_hub("ask", "--store", db, "-", stdin=lines, tmp_path=tmp_path)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert len(stored_timers(Store(db))) == 6
+    for _ in range(2):
+        again = run_hub("ask", "--store", db, "-", stdin="set a timer for 29 minutes\n",
+                        tmp_path=tmp_path)
+        assert again.returncode == 0, again.stderr[-2000:]
+        assert "terminate called" not in again.stderr

@@ -42,6 +42,9 @@ STOP_WORDS = frozenset({"stop", "stop it", "stop the timer", "stop the alarm", "
 MAX_WAIT_S = 1.0
 """Longest sleep of the notifier thread between checks (a clock jump is noticed by then)."""
 
+CLOSE_JOIN_S = 10.0
+"""At close, the longest wait for the timer thread's alert synthesis in progress."""
+
 
 def chime(rate: int = CHIME_RATE) -> bytes:
     """A two-note alert (E6 then C6, 0.18 s each, exponential decay), int16 mono at ``rate``.
@@ -306,12 +309,17 @@ class TimerEvents:
         with self.timers.changed:
             self.timers.changed.notify_all()
         if self._thread is not None:
-            self._thread.join(2.0)
+            # A round may be rendering an alert: onnxruntime aborts the process (exit 134,
+            # "terminate called without an active exception") when the interpreter ends under
+            # a synthesis, so the thread is waited for; a round stops between timers.
+            self._thread.join(CLOSE_JOIN_S)
 
     def _run(self) -> None:
         while not self._closed.is_set():
             try:
                 for info in self.timers.status():
+                    if self._closed.is_set():
+                        break
                     if info.command is None:
                         self.prepare(info)  # before it is due, so it rings on time
                 self.tick()

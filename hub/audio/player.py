@@ -234,7 +234,8 @@ def _prefetch(chunks: Iterable[AudioChunk]) -> Iterator[AudioChunk]:
         finally:
             getattr(source, "close", lambda: None)()
 
-    threading.Thread(target=produce, name="tts-prefetch", daemon=True).start()
+    producer = threading.Thread(target=produce, name="tts-prefetch", daemon=True)
+    producer.start()
     try:
         while (item := q.get()) is not _DONE:
             if isinstance(item, BaseException):
@@ -242,6 +243,13 @@ def _prefetch(chunks: Iterable[AudioChunk]) -> Iterator[AudioChunk]:
             yield item
     finally:
         stop.set()
+        # The producer may be inside a synthesis: onnxruntime aborts the process (exit 134)
+        # when the interpreter ends under it, so it is waited for (one chunk, bounded).
+        producer.join(_JOIN_S)
+
+
+_JOIN_S = 10.0
+"""Longest wait for the prefetch thread's synthesis in progress when playback ends."""
 
 
 def make_player(settings: AudioSettings, *, sd=None) -> Player:
