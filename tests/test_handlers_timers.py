@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from homes import four_rooms
+from hub.act import Actor
 from hub.act.timers import Timers
+from hub.intents.rules import Rules
+from hub.settings import IntentSettings
 from intent_table import check_row, run
 
 
@@ -43,7 +47,7 @@ def test_start_timer(text, slots, response):
 
 
 DELAYED = [
-    ("turn off the lights in 1 hour", "turn off the lights", 3600,
+    ("turn off all the lights in 1 hour", "turn off all the lights", 3600,
      "Command will be executed in 1 hour"),
     ("in 10 minutes turn on the kitchen light", "turn on the kitchen light", 600,
      "Command will be executed in 10 minutes"),
@@ -67,6 +71,43 @@ def test_delayed_command_starts_a_timer_carrying_the_command(text, command, seco
     assert (info.command, info.total_seconds_left) == (
         {"text": command, "area": "", "confirmed": confirmed}, seconds)
     assert home.state("Kitchen Light") == "off" and home.state("TV") == "playing"  # not yet
+
+
+@pytest.mark.parametrize("text, response", [
+    # no area said and none known (the table home has no satellite area): asked back now
+    ("turn off the lights in 1 hour", "Which area do you mean?"),
+    ("in 10 minutes turn on the lights", "Which area do you mean?"),
+    ("turn on the fans in 5 minutes", "Which area do you mean?"),
+    ("close the blinds in 2 hours", "Which area do you mean?"),
+    ("turn off the lights in the office in 20 minutes", None),  # runnable: a control row
+])
+def test_delayed_command_that_cannot_run_is_asked_back_and_starts_no_timer(text, response):
+    timers = Timers(clock=Clock())
+    matches, outcomes, _home = run(text, timers)
+    assert [m.intent for m in matches] == ["HassStartTimer"], text
+    if response is None:
+        assert outcomes[0].ok and len(timers.status()) == 1
+        return
+    assert (outcomes[0].response, outcomes[0].ok, outcomes[0].actions) == (response, False, ())
+    assert timers.status() == []
+
+
+def test_delayed_command_said_in_a_room_runs_there():
+    """The conversation's area makes "turn off the lights in 1 hour" runnable; the timer keeps
+    that area for the command, and the slots report it as the room's (not said)."""
+    home = four_rooms(satellite_area="")
+    rules = Rules(home, IntentSettings())
+    timers = Timers(clock=Clock())
+    actor = Actor(home, timers)
+    refused = actor.execute(rules.recognize("turn off the lights in 1 hour"), "t:0")
+    assert (refused.response, refused.ok, timers.status()) == ("Which area do you mean?",
+                                                                False, [])
+    match = rules.recognize("turn off the lights in 1 hour", "Kitchen")
+    assert (match.slots["area"], match.context_slots, match.entities) == (
+        "Kitchen", ("area",), ("Kitchen Light",))
+    assert actor.execute(match, "t:1").ok
+    (info,) = timers.status()
+    assert info.command["area"] == "Kitchen"
 
 
 @pytest.mark.parametrize("text", ["cancel the timer", "stop the timer", "cancel my timer",

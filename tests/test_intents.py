@@ -210,9 +210,11 @@ def test_satellite_area_fills_area_for_group_commands():
     match = rules.recognize("turn on the lights")
     assert (match.slots, match.entities) == ({"domain": "light", "area": "Office"},
                                              ("Office Light",))
-    # media players: the satellite's area is a preference, not a filter (the TV has no area)
+    # media players: the satellite's area is a preference, not a filter (the TV has no area);
+    # like Home Assistant, the slots report the area the command applies to
     assert rules.recognize("next").entities == ("TV",)
-    assert rules.recognize("next").slots == {}
+    assert rules.recognize("next").slots == {"area": "Office"}
+    assert rules.recognize("next").context_slots == ("area",)
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +296,63 @@ def test_intent_match_is_frozen():
     with pytest.raises(AttributeError):
         match.intent = "x"
     assert (match.source, match.entities, match.response) == ("rules", (), "")
+
+
+def _two_players(satellite_area: str = "") -> Rules:
+    """Four rooms with a speaker in the kitchen and a TV in the living room, both playing."""
+    base = four_rooms(satellite_area)
+    players = ({"name": "Kitchen Speaker", "domain": "media_player", "area": "Kitchen",
+                "state": "playing"},
+               {"name": "TV", "domain": "media_player", "area": "Living Room",
+                "state": "playing"})
+    home = Home.from_settings(HomeSettings(
+        areas=tuple({"name": a} for a in base.areas),
+        entities=tuple({"name": e.name, "domain": e.domain, "area": e.area} for e in
+                       base.entities) + players, satellite_area=satellite_area))
+    return Rules(home, IntentSettings())
+
+
+class TestContextArea:
+    """The area a command applies to is the spoken one, else the conversation's (HA's context
+    area), reported in the slots; handlers still tell the room's area from a spoken one."""
+
+    @pytest.mark.parametrize("text, intent, room, entities", [
+        ("pause", "HassMediaPause", "Kitchen", ("Kitchen Speaker",)),
+        ("skip this song", "HassMediaNext", "Living Room", ("TV",)),
+        ("go back", "HassMediaPrevious", "Kitchen", ("Kitchen Speaker",)),
+        ("resume", "HassMediaUnpause", "Living Room", ("TV",)),
+        ("play The Office", "HassMediaSearchAndPlay", "Kitchen", ("Kitchen Speaker",)),
+    ])
+    def test_media_without_a_device_applies_to_the_room(self, text, intent, room, entities):
+        match = _two_players().recognize(text, room)
+        assert (match.intent, match.slots["area"], match.context_slots, match.entities) == (
+            intent, room, ("area",), entities)
+
+    def test_a_room_without_a_player_prefers_and_does_not_filter(self):
+        match = _two_players().recognize("pause", "Bedroom")
+        assert (match.slots["area"], match.entities) == ("Bedroom", ("Kitchen Speaker", "TV"))
+
+    @pytest.mark.parametrize("text, area, entities", [
+        ("pause the music in the living room", "Living Room", ("TV",)),
+        ("next track in the living room", "Living Room", ("TV",)),
+        ("skip in the kitchen", "Kitchen", ("Kitchen Speaker",)),
+        ("pause the music in the bedroom", "Bedroom", ()),  # none there: nothing, not all
+    ])
+    def test_a_spoken_area_is_a_filter(self, text, area, entities):
+        match = _two_players().recognize(text, "Kitchen")
+        assert (match.slots["area"], match.context_slots, match.entities) == (area, (),
+                                                                             entities)
+
+    def test_a_name_wins_over_the_room(self):
+        match = _two_players().recognize("pause the TV", "Kitchen")
+        assert (match.slots, match.entities) == ({"name": "TV"}, ("TV",))
+
+    def test_no_room_no_area_slot(self):
+        match = _two_players().recognize("pause", "")
+        assert (match.slots, match.context_slots) == ({}, ())
+
+    def test_all_the_lights_in_a_room_is_still_every_light(self):
+        match = _two_players().recognize("turn off all the lights", "Kitchen")
+        assert ("area" not in match.slots, len(match.entities)) == (True, 4)
+        match = _two_players().recognize("turn off the lights", "Kitchen")
+        assert (match.slots["area"], match.entities) == ("Kitchen", ("Kitchen Light",))

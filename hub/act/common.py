@@ -62,7 +62,8 @@ def refuse(key: str, **args) -> Outcome:
 
 def targets_of(ctx: Context, match: IntentMatch) -> TargetMatch:
     """Resolve the match's targets from its slots (the same rules the recognizer used)."""
-    return resolve_targets(ctx.home, match.intent, match.slots, match.response)
+    return resolve_targets(ctx.home, match.intent, match.slots, match.response,
+                           match.context_slots)
 
 
 def reply(ctx: Context, match: IntentMatch, key: str = "default", name: str | None = None,

@@ -10,14 +10,17 @@ and the slot ``conversation_command``) starts a timer that carries the command t
 :mod:`hub.act.delayed` runs ``text`` as a turn in that area when the time is up. A command
 on a sensitive entity was asked back when it was set ("Do you want me to unlock the Front
 Door in 10 seconds?"): the timer starts only on a yes and ``confirmed`` names those entities.
+A command that could not run when it is set (no area known for "turn off the lights in 1
+hour", a device the home lacks) starts no timer: it is asked back ("Which area do you mean?")
+or refused with Home Assistant's error text at once.
 """
 
 from __future__ import annotations
 
-from hub.act.common import Context, Outcome, action, refuse
+from hub.act.common import Context, Outcome, action, failed, refuse, targets_of
 from hub.act.responses import render
 from hub.act.timers import TimerError, TimerInfo
-from hub.intents.rules import IntentMatch, duration_s
+from hub.intents.rules import INTENT_DOMAINS, IntentMatch, duration_s
 
 
 def _filters(match: IntentMatch) -> dict:
@@ -47,6 +50,11 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     command = str(match.slots.get("conversation_command", "") or "").strip()
     if match.response == "command" and not command:
         return refuse("no_command")
+    inner = match.command
+    if command and inner is not None and inner.intent in INTENT_DOMAINS:
+        targets = targets_of(ctx, inner)  # a command that cannot run is refused now, not later
+        if not targets.ok:
+            return failed(targets)
     h, m, s = (match.slots.get(k) for k in ("hours", "minutes", "seconds"))
     spoken = (int(h or 0), int(m or 0), int(s or 0)) if (h or m or s) else None
     area = match.slots.get("area") or ctx.home.satellite_area

@@ -66,7 +66,8 @@ def sensitive_targets(home, match) -> tuple[str, ...]:
         return ()
     names = list(match.entities)
     try:
-        found = resolve_targets(home, match.intent, dict(match.slots), match.response)
+        found = resolve_targets(home, match.intent, dict(match.slots), match.response,
+                                match.context_slots)
         names += [n for n in found.entities if n not in names]
     except (KeyError, TypeError, ValueError):  # unresolvable slots: the named entities only
         pass

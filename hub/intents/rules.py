@@ -5,23 +5,29 @@ Intent and slot names are Home Assistant's (``HassTurnOn``; ``name``, ``area``, 
 values are canonical names as configured in ``[home]``; numbers are ints where integral;
 timer intents also carry ``duration_s`` (seconds, ``5 and a half minutes`` -> 330).
 
-Sources, loaded once by :class:`Rules` and merged in this order (hassil ``merge_dict``):
-1. ``home_assistant_intents.get_intents("en")``, filtered to the intents this hub handles
-   (:data:`SUPPORTED_INTENTS`) and to sentence blocks whose domains the home has;
-2. our own sentences in ``hub/data/sentences/*.yaml``;
-3. the user's ``[intents] custom_sentences`` files or folders (these win ties).
+The sentences (Home Assistant's, ours, the user's) are loaded once by :class:`Rules`
+(:mod:`hub.intents.sentences`).
 
 Area rules (BC-22; Home Assistant's semantics, reduced):
-- "turn off the lights" (no area spoken) means the satellite's area
-  (``HomeSettings.satellite_area``), passed to hassil as intent context like Home Assistant does.
-  With no satellite area the match keeps no ``area`` slot and the actor asks which area
-  (:func:`resolve_targets` returns ``need_area``); nothing is switched.
+- The area a command applies to is the spoken area, else the conversation's area (the
+  satellite's room; ``HomeSettings.satellite_area`` by default), passed to hassil as intent
+  context like Home Assistant's default agent does: sentences that take the area from the
+  context (``requires_context: area: slot: true``) get it as their ``area`` slot, as in Home
+  Assistant ("pause" in the living room has ``area = "Living Room"``).
+  :attr:`IntentMatch.context_slots` names the slots filled that way, so handlers can tell a
+  spoken area from the room's.
+- "turn off the lights" (no area spoken) means the conversation's area. With no area known
+  the match keeps no ``area`` slot and the actor asks which area (:func:`resolve_targets`
+  returns ``need_area``); nothing is switched.
 - "turn off all the lights" / "... everywhere" (response ``light_all``) means every area.
 - An exclusion ("all the lights except the kitchen", "every light but ...") is not parsed by
   the rules: such a sentence yields no match (None), never the plain all-lights rule.
 - A bare "off" matches nothing (None): no action.
-- Media and temperature questions treat the satellite's area as a preference, not a filter:
-  "next" skips on the only (or the satellite area's) media player.
+- Media, climate and weather intents treat the room's area as a preference, not a filter
+  (Home Assistant's ``preferred_area_id``): "next" in the living room skips on the living
+  room's media players when it has any, else on the others. A spoken area is a filter.
+- A name wins over the room's area: "pause the TV" in the kitchen pauses the TV wherever it
+  is.
 """
 
 from __future__ import annotations
@@ -32,17 +38,14 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from hub.errors import ConfigError
 from hub.intents import catalog
-from hub.paths import DATA_DIR
+from hub.intents.sentences import CUSTOM, load_sentences
 from hub.home import Home, TargetMatch
 from hub.settings import IntentSettings
-
-SENTENCES_DIR = DATA_DIR / "sentences"
 
 SUPPORTED_INTENTS = catalog.names()
 """Intents the actor handles (the catalog's; the others in home-assistant-intents are not loaded)."""
@@ -56,13 +59,10 @@ TIMER_INTENTS = catalog.timer_intents()
 _ALL_RESPONSES = frozenset({"light_all", "fan_all"})
 _EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
                         re.IGNORECASE)
-_CUSTOM = "hub_custom_sentence"
 MEMO = 256
 """How many ``(text, area)`` answers :meth:`Rules.recognize` keeps (least recently used go)."""
 # Attributes never asked about by name (HassGetState's ``attribute`` slot list skips them).
 _HIDDEN_ATTRIBUTES = frozenset({"unit_of_measurement", "device_class", "friendly_name"})
-# home-assistant-intents' "domain" of an intent -> the home domain it needs.
-_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}  # the hub speaks
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,10 @@ class IntentMatch:
     ``slots`` is JSON-able with Home Assistant slot names; ``entities`` are the resolved target
     entity names (canonical); ``response`` is Home Assistant's response key the sentence chose
     (``lights_area``, ``light_all``, ``one_yesno``, ...; "" when unknown, e.g. from the LLM).
+    ``context_slots`` names the slots whose value came from the conversation, not from the
+    words (``("area",)`` for "pause" said in a room); () when everything was said.
+    ``command`` is a delayed command's own match ("turn off the lights" of "turn off the
+    lights in 1 hour"), None otherwise.
     """
 
     intent: str
@@ -80,6 +84,8 @@ class IntentMatch:
     source: str = "rules"
     entities: tuple[str, ...] = ()
     response: str = ""
+    context_slots: tuple[str, ...] = ()
+    command: IntentMatch | None = None
 
 
 class Rules:
@@ -97,7 +103,7 @@ class Rules:
         start = time.perf_counter()
         self.home = home
         self._settings = settings
-        data = _load_sentences(home, settings.custom_sentences)
+        data = load_sentences(home, settings.custom_sentences)
         self._intents = _parsed(data)
         self._lists = _slot_lists(home)
         self._memo: collections.OrderedDict = collections.OrderedDict()
@@ -115,9 +121,10 @@ class Rules:
         """The best match for ``text`` (a transcript), or None when no sentence matches.
 
         ``area``: the area of the satellite that heard it (the conversation's), which
-        sentences without an area ("turn on the lights") refer to; None: the home's
-        ``satellite_area``. The last :data:`MEMO` answers are kept (a command said again is
-        not matched again: hassil takes tens of ms); each call gets its own copy.
+        sentences without an area ("turn on the lights", "pause") refer to; None: the home's
+        ``satellite_area``; "": no area known. The last :data:`MEMO` answers are kept (a
+        command said again is not matched again: hassil takes tens of ms); each call gets its
+        own copy.
         """
         area = self.home.satellite_area if area is None else area
         with self._memo_lock:
@@ -139,7 +146,7 @@ class Rules:
         context = {"area": {"value": area or "", "text": ""}}
         results = recognize_ranked(text, self._intents, slot_lists=self._lists,
                                    intent_context=context,
-                                   best_metadata_key=_CUSTOM, best_slot_name="name")
+                                   best_metadata_key=CUSTOM, best_slot_name="name")
         for result in results:
             if not _is_custom(result) and _has_exclusion(text, result):
                 continue
@@ -149,11 +156,7 @@ class Rules:
                 inner = self.recognize(str(command), area)
                 if inner is None:
                     continue  # a delayed command must itself be a command the rules know
-                # its targets are the command's (a sensitive one is asked about when it is
-                # set); it runs in the area it was said in
-                slots = match.slots if match.slots.get("area") or not area \
-                    else {**match.slots, "area": area}
-                match = replace(match, slots=slots, entities=inner.entities)
+                match = _delayed(match, inner, area)
             return match
         return None
 
@@ -208,16 +211,31 @@ class Rules:
     def _to_match(self, text: str, result) -> IntentMatch:
         """Turn a hassil result into an :class:`IntentMatch` with resolved entities."""
         name = result.intent.name
-        slots = _slots(result.entities_list, name)
+        slots, context = _slots(result.entities_list, name)
         response = result.response or ""
-        targets = resolve_targets(self.home, name, slots, response)
+        targets = resolve_targets(self.home, name, slots, response, context)
         return IntentMatch(intent=name, slots=slots, text=text, entities=targets.entities,
-                           response=response)
+                           response=response, context_slots=context)
 
 
-def resolve_targets(home: Home, intent: str, slots: dict, response: str = "") -> TargetMatch:
+def _delayed(match: IntentMatch, inner: IntentMatch, area: str | None) -> IntentMatch:
+    """A delayed command's match: its targets are the command's (a sensitive one is asked
+    about when it is set), it runs in the area it was said in (``area``, the conversation's,
+    unless one was spoken) and it keeps the command's own match (``command``)."""
+    slots, context = match.slots, match.context_slots
+    if area and not slots.get("area"):
+        slots, context = {**slots, "area": area}, (*context, "area")
+    return replace(match, slots=slots, context_slots=context, entities=inner.entities,
+                   command=inner)
+
+
+def resolve_targets(home: Home, intent: str, slots: dict, response: str = "",
+                    context_slots: Collection[str] = ()) -> TargetMatch:
     """The entities an intent with these slots acts on (see the module's area rules).
 
+    ``context_slots``: the slots that came from the conversation, not from the words
+    (:attr:`IntentMatch.context_slots`); an ``area`` among them is the room's area: a
+    preference for :data:`PREFERENCE_INTENTS`, ignored next to a name, else a filter.
     A group command (a domain or device class, no name) without an area acts on the whole home
     only with response ``light_all``/``fan_all`` (the sentence said "all"/"everywhere");
     otherwise on the satellite's area, and with no satellite area it fails with ``need_area``
@@ -230,8 +248,11 @@ def resolve_targets(home: Home, intent: str, slots: dict, response: str = "") ->
         return TargetMatch(error="no_target")
     name, area, floor = slots.get("name"), slots.get("area"), slots.get("floor")
     device_class = slots.get("device_class")
+    room = area if "area" in context_slots else None  # the conversation's area, not said
+    if room:
+        area = None if name or intent in PREFERENCE_INTENTS else room
     if intent in PREFERENCE_INTENTS and not (name or area or floor):
-        return _preferred(home, domains)
+        return _preferred(home, domains, room or home.satellite_area)
     if intent == "HassGetState" or name or area or floor or response in _ALL_RESPONSES:
         return home.match_targets(name, area, floor, domains, device_class)
     if not (slots.get("domain") or device_class):
@@ -241,11 +262,11 @@ def resolve_targets(home: Home, intent: str, slots: dict, response: str = "") ->
     return TargetMatch(error="need_area", error_args={"domain": domains[0]})
 
 
-def _preferred(home: Home, domains) -> TargetMatch:
-    """All entities of ``domains``, narrowed to the satellite's area when it has some."""
+def _preferred(home: Home, domains, area: str | None) -> TargetMatch:
+    """All entities of ``domains``, narrowed to ``area`` (the room's) when it has some."""
     every = home.match_targets(domains=domains)
-    if home.satellite_area and every.ok:
-        here = home.match_targets(area=home.satellite_area, domains=domains)
+    if area and every.ok:
+        here = home.match_targets(area=area, domains=domains)
         if here.ok:
             return here
     return every
@@ -260,20 +281,23 @@ def _plain(value):
     return value
 
 
-def _slots(entities, intent: str) -> dict:
-    """Slots from hassil entities, with context areas handled and ``duration_s`` added."""
+def _slots(entities, intent: str) -> tuple[dict, tuple[str, ...]]:
+    """Slots from hassil entities (``duration_s`` added) and the names of those that came from
+    the conversation's context (an ``area`` with no spoken text; an empty one is left out)."""
     slots: dict = {}
+    context: list[str] = []
     for entity in entities:
-        if entity.name == "area" and not entity.text.strip():  # from the satellite's context
-            if not entity.value or intent in PREFERENCE_INTENTS:
+        if entity.name == "area" and not entity.text.strip():  # from the conversation's area
+            if not entity.value:
                 continue
+            context.append("area")
         slots[entity.name] = _plain(entity.value)
     if slots.get("media_class") and isinstance(slots.get("search_query"), str):
         # "play the Queen album": "the" belongs to the media class, not to the title
         slots["search_query"] = re.sub(r"^the\s+", "", slots["search_query"], flags=re.I)
     if intent in TIMER_INTENTS and any(k in slots for k in ("hours", "minutes", "seconds")):
         slots["duration_s"] = duration_s(slots)
-    return slots
+    return slots, tuple(context)
 
 
 def duration_s(slots: dict, prefix: str = "") -> int:
@@ -288,7 +312,7 @@ def duration_s(slots: dict, prefix: str = "") -> int:
 
 def _is_custom(result) -> bool:
     """True when the match came from the user's own sentences."""
-    return bool(result.intent_metadata and result.intent_metadata.get(_CUSTOM))
+    return bool(result.intent_metadata and result.intent_metadata.get(CUSTOM))
 
 
 def _has_exclusion(text: str, result) -> bool:
@@ -326,83 +350,6 @@ def _slot_lists(home: Home) -> dict:
         "area": TextSlotList.from_strings(home.areas, allow_template=False, name="area"),
         "floor": TextSlotList.from_strings(home.floors, allow_template=False, name="floor"),
     }
-
-
-def _load_sentences(home: Home, custom: Sequence[str]) -> dict:
-    """The merged hassil intents dict: HA's (filtered), ours, then the user's."""
-    from hassil.util import merge_dict
-    from home_assistant_intents import get_intent_info, get_intents
-
-    data = get_intents("en")
-    for path in sorted(SENTENCES_DIR.glob("*.yaml")):
-        merge_dict(data, _read_yaml(path))
-    data = _filter_intents(data, get_intent_info() or {}, home.domains)
-    for path in _custom_files(custom):
-        user = _read_yaml(path)
-        for intent in (user.get("intents") or {}).values():
-            for block in intent.get("data", []):
-                block["metadata"] = {**(block.get("metadata") or {}), _CUSTOM: True}
-        merge_dict(data, user)
-    return data
-
-
-def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
-    """Keep supported intents the home's domains can use, and their usable blocks.
-
-    Blocks that name domains (``slots.domain`` / ``requires_context.domain``) none of which the
-    home has are dropped.
-    """
-    intents = {}
-    for name, intent in data["intents"].items():
-        needs = _NEEDS.get(info.get(name, {}).get("domain", "homeassistant"),
-                           info.get(name, {}).get("domain"))
-        if name not in SUPPORTED_INTENTS or (needs and needs not in domains):
-            continue
-        blocks = [b for b in intent["data"] if _block_usable(b, domains)]
-        if blocks:
-            intents[name] = {**intent, "data": blocks}
-    return {**data, "intents": intents}
-
-
-def _block_usable(block: dict, domains: frozenset) -> bool:
-    """True when a sentence block can address something in a home with ``domains``."""
-    wanted: set = set()
-    for source in (block.get("slots") or {}, block.get("requires_context") or {}):
-        value = source.get("domain")
-        wanted.update([value] if isinstance(value, str) else value or ())
-    return not wanted or bool(wanted & domains)
-
-
-def _custom_files(paths: Sequence[str]) -> list[Path]:
-    """The YAML files named by ``custom_sentences`` (folders are searched recursively)."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            files.extend(sorted(path.rglob("*.yaml")))
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise ConfigError(f"intents.custom_sentences: no such file or folder: {raw}",
-                              node="rules")
-    return files
-
-
-def _read_yaml(path: Path) -> dict:
-    """One hassil sentence file as a dict.
-
-    Raises:
-        ConfigError: unreadable, not YAML, or not a mapping.
-    """
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"intents.custom_sentences: {path}: {exc}", node="rules") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"intents.custom_sentences: {path}: expected a mapping", node="rules")
-    return data
 
 
 def _parsed(data: dict):

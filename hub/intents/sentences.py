@@ -1,0 +1,110 @@
+"""Sentence sources of the rules: Home Assistant's English templates, ours, the user's.
+
+:func:`load_sentences` gives the merged hassil intents dict (hassil ``merge_dict``, in this
+order, later ones winning ties):
+
+1. ``home_assistant_intents.get_intents("en")``, filtered to the intents this hub handles (the
+   catalog's) and to sentence blocks whose domains the home has;
+2. our own sentences in ``hub/data/sentences/*.yaml``;
+3. the user's ``[intents] custom_sentences`` files or folders, each block marked with the
+   metadata key :data:`CUSTOM` (so a tie goes to them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from hub.errors import ConfigError
+from hub.intents import catalog
+from hub.paths import DATA_DIR
+from hub.home import Home
+
+SENTENCES_DIR = DATA_DIR / "sentences"
+
+CUSTOM = "hub_custom_sentence"
+"""Metadata key marking the user's own sentence blocks."""
+
+# home-assistant-intents' "domain" of an intent -> the home domain it needs.
+_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}  # the hub speaks
+
+
+def load_sentences(home: Home, custom: Sequence[str]) -> dict:
+    """The merged hassil intents dict: HA's (filtered), ours, then the user's.
+
+    Raises:
+        ConfigError: a custom sentence file or folder is missing or not valid YAML.
+    """
+    from hassil.util import merge_dict
+    from home_assistant_intents import get_intent_info, get_intents
+
+    data = get_intents("en")
+    for path in sorted(SENTENCES_DIR.glob("*.yaml")):
+        merge_dict(data, _read_yaml(path))
+    data = _filter_intents(data, get_intent_info() or {}, home.domains)
+    for path in _custom_files(custom):
+        user = _read_yaml(path)
+        for intent in (user.get("intents") or {}).values():
+            for block in intent.get("data", []):
+                block["metadata"] = {**(block.get("metadata") or {}), CUSTOM: True}
+        merge_dict(data, user)
+    return data
+
+
+def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
+    """Keep supported intents the home's domains can use, and their usable blocks.
+
+    Blocks that name domains (``slots.domain`` / ``requires_context.domain``) none of which the
+    home has are dropped.
+    """
+    intents = {}
+    for name, intent in data["intents"].items():
+        needs = _NEEDS.get(info.get(name, {}).get("domain", "homeassistant"),
+                           info.get(name, {}).get("domain"))
+        if name not in catalog.names() or (needs and needs not in domains):
+            continue
+        blocks = [b for b in intent["data"] if _block_usable(b, domains)]
+        if blocks:
+            intents[name] = {**intent, "data": blocks}
+    return {**data, "intents": intents}
+
+
+def _block_usable(block: dict, domains: frozenset) -> bool:
+    """True when a sentence block can address something in a home with ``domains``."""
+    wanted: set = set()
+    for source in (block.get("slots") or {}, block.get("requires_context") or {}):
+        value = source.get("domain")
+        wanted.update([value] if isinstance(value, str) else value or ())
+    return not wanted or bool(wanted & domains)
+
+
+def _custom_files(paths: Sequence[str]) -> list[Path]:
+    """The YAML files named by ``custom_sentences`` (folders are searched recursively)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.yaml")))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ConfigError(f"intents.custom_sentences: no such file or folder: {raw}",
+                              node="rules")
+    return files
+
+
+def _read_yaml(path: Path) -> dict:
+    """One hassil sentence file as a dict.
+
+    Raises:
+        ConfigError: unreadable, not YAML, or not a mapping.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"intents.custom_sentences: {path}: {exc}", node="rules") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"intents.custom_sentences: {path}: expected a mapping", node="rules")
+    return data
