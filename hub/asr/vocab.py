@@ -11,6 +11,9 @@ Outputs (files in the cache directory):
 - ``grammar.fsg``: PocketSphinx finite-state grammar (Sphinx FSG text format): a prefix tree
   of the sentence patterns with the slot values expanded inline. (A JSGF with ~2000
   alternatives took PocketSphinx minutes and >1 GB to compile; the tree loads in ~50 ms.)
+- ``questions.fsg``: the same kind of FSG holding only the sentences without side effects
+  (fact questions, state and timer queries: ``side_effects = false`` in the intent catalog),
+  which PocketSphinx may accept at a looser rejection threshold (``asr.reject_llr_question``).
 - ``words.dict``: CMUdict-format dictionary restricted to the grammar's words.
 - ``vocab.json``: the word list for a Vosk grammar (numbers spelled out, plus ``[unk]``),
   the spelled-number map and the generation time.
@@ -36,7 +39,7 @@ from hub.asr.templates import Pattern, expand_patterns, template_data
 
 _LOG = logging.getLogger(__name__)
 
-VOCAB_VERSION = "2"
+VOCAB_VERSION = "3"
 """Bump when the generated files change shape, to invalidate old caches."""
 
 
@@ -81,6 +84,11 @@ class Vocab:
         return self.directory / "grammar.fsg"
 
     @property
+    def questions_path(self) -> Path:
+        """FSG of the sentences without side effects (see the module doc)."""
+        return self.directory / "questions.fsg"
+
+    @property
     def dict_path(self) -> Path:
         return self.directory / "words.dict"
 
@@ -109,9 +117,10 @@ def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
     from hub.paths import DATA_DIR
 
     code = [(Path(__file__).parent / f).read_text(encoding="utf-8")
-            for f in ("templates.py", "lexicon.py", "vocab.py")]
+            for f in ("templates.py", "lexicon.py", "vocab.py", "coverage.py")]
     code += [p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "sentences").glob("*.yaml"))]
-    code.append((Path(__file__).parents[1] / "intents" / "rules.py").read_text(encoding="utf-8"))
+    code += [(Path(__file__).parents[1] / f).read_text(encoding="utf-8")
+             for f in ("intents/rules.py", "intents/catalog.toml", "llm/facts.py")]
     blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "code": code, "data": data, "items": items,
                        "home": [home.floors, home.areas, home.entities]},
                       sort_keys=True, default=str)
@@ -195,7 +204,18 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
                                                     else w).split()})
     meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
             "patterns": sum(len(v) for v in body.values())}
-    return {"grammar.fsg": _fsg_text(body, rules), "words.dict": dictionary}, meta
+    questions = {intent: lines for intent, lines in body.items() if read_only(intent)}
+    return {"grammar.fsg": _fsg_text(body, rules), "words.dict": dictionary,
+            "questions.fsg": _fsg_text(questions, rules)}, meta
+
+
+def read_only(intent: str) -> bool:
+    """True for a grammar intent without side effects: a fact question (``_fact``) or a
+    catalog intent with ``side_effects = false``. Replies ("yes" confirms an action) and
+    exclusions are not."""
+    if intent.startswith("_"):
+        return intent == "_fact"
+    return not catalog.has_side_effects(intent)
 
 
 def _slot_values(home, items: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
