@@ -105,6 +105,17 @@ class _Checker:
                 for pattern in patterns]
 
 
+def read_only(intent: str) -> bool:
+    """True for a grammar intent without side effects: a fact question (``_fact``) or a
+    catalog intent with ``side_effects = false``. Replies ("yes" confirms an action) and
+    exclusions are not."""
+    if intent.startswith("_"):
+        return intent == "_fact"
+    from hub.intents import catalog
+
+    return not catalog.has_side_effects(intent)
+
+
 def fact_intents() -> frozenset[str]:
     """The catalog's read-only intents that state a fact (handlers in ``hub.act.queries``)."""
     from hub.intents import catalog
@@ -115,7 +126,12 @@ def fact_intents() -> frozenset[str]:
 def _takes(rules, intent: str, text: str) -> bool:
     """True when the turn logic understands ``text`` as the pattern's ``intent``: the rules
     match it as that intent; ``_exclusion``: the rules refuse it; ``_fact``: the rules give a
-    fact intent, or none and the fact step (:func:`hub.llm.facts.route`) answers it."""
+    fact intent, or none and the fact step (:func:`hub.llm.facts.route`) answers it;
+    ``_delayed:<intent>``: a delayed command of that intent (:func:`hub.asr.delays.takes`)."""
+    if intent.startswith("_delayed:"):
+        from hub.asr.delays import takes
+
+        return takes(rules, intent, text)
     match = rules.recognize(text)
     if intent == "_fact":
         if match is not None:
