@@ -67,6 +67,8 @@ class AsrSettings:
     """Longest utterance fed to the recognizer (live input)."""
     reject_llr: float = -2.15
     """PocketSphinx rejection: below this mean log-likelihood ratio per frame (x1000) against a phone loop, speech counts as out of grammar."""
+    reject_llr_question: float = -2.15
+    """PocketSphinx rejection for a hypothesis without side effects (a question, a state or timer query: ``side_effects = false`` in the intent catalog): accepted down to this ratio, since a wrong answer changes nothing; commands and yes/no keep ``reject_llr``. A value above ``reject_llr`` has no effect. Chosen on the synthetic calibration set (``scripts/make_asr_calibration.py``)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)

@@ -269,3 +269,91 @@ def test_two_spoken_commands_are_both_recognized(engine, rules, tmp_path):
     got = [(m.intent, m.slots) for m in (rules.recognize(s) for s in transcript.segments)]
     assert got == [("HassTurnOn", {"name": "Kitchen Light"}),
                    ("HassTurnOff", {"name": "Bed Light"})], transcript
+
+
+# -- delayed commands (hub.asr.delays) ----------------------------------------------------
+DELAYED = [
+    ("turn off the lights in 1 hour", "turn off the lights", {"hours": 1}),
+    ("in 10 minutes turn on the kitchen light", "turn on the kitchen light", {"minutes": 10}),
+    ("in 3 seconds turn on the kitchen light", "turn on the kitchen light", {"seconds": 3}),
+    ("turn off the tv after 30 seconds", "turn off the tv", {"seconds": 30}),
+    ("after 2 hours turn the bed light off", "turn the bed light off", {"hours": 2}),
+]
+
+
+@pytest.mark.parametrize("text,command,duration", DELAYED)
+def test_delayed_commands_are_in_the_grammar_and_read_as_delayed(fsg, rules, text, command,
+                                                                  duration):
+    assert heard(fsg, text)
+    match = rules.recognize(text)
+    assert match.intent == "HassStartTimer" and match.slots["conversation_command"] == command
+    assert {k: match.slots[k] for k in duration} == duration
+
+
+@pytest.mark.parametrize("text", ["in 5 minutes", "set a timer for 5 minutes in 10 minutes",
+                                  "what time is it in 5 minutes", "turn on the lights in 5",
+                                  "in 5 minutes turn on the lights in 5 minutes",
+                                  "turn on the kitchen light and turn off the bed light in 1 hour"])
+def test_delays_go_only_with_commands(fsg, text):
+    assert not heard(fsg, text.replace(" and ", f" {CONJUNCTION} "))
+
+
+def test_every_delay_phrasing_of_grammar_commands_is_read_as_that_delayed_command(
+        settings, fsg, rules):
+    """Commands the grammar lets a delay follow (a sample), each with every phrasing."""
+    import random
+
+    from hub.asr import delays
+
+    commands = [p for p in expand_patterns(template_data()) if p.intent in delays.DELAYABLE]
+    slots = _slot_values(settings.home, load_items())
+    texts = [t for p in commands for t in _probes(p, slots)[:1]]
+    delayable = [t for t in texts if heard(fsg, t + " in 2 minutes")]
+    assert len(delayable) > 50
+    for text in random.Random(3).sample(delayable, 8):
+        inner = rules.recognize(text).intent
+        for word in delays.CONNECTORS:
+            for unit in delays.UNITS:
+                for said in (f"{text} {word} 7 {unit}", f"{word} 7 {unit} {text}"):
+                    assert heard(fsg, said), said
+                    match = rules.recognize(said)
+                    assert match.intent == "HassStartTimer", said
+                    assert rules.recognize(match.slots["conversation_command"]).intent == inner
+
+
+SPOKEN_DELAYED = [
+    ("in three seconds turn on the kitchen light", "turn on the kitchen light", 3),
+    ("turn off the lights in one hour", "turn off the lights", 3600),
+    ("in ten minutes turn on the kitchen light", "turn on the kitchen light", 600),
+]
+
+
+@pytest.mark.parametrize("text,command,seconds", SPOKEN_DELAYED)
+def test_spoken_delayed_commands_give_the_delayed_command(engine, rules, text, command,
+                                                          seconds):
+    """Once heard as "add 3 seconds to my timer": the grammar had no delayed commands."""
+    transcript = engine.transcribe(np.concatenate([silence(0.5), synth(text), silence(0.8)]))
+    match = rules.rank(transcript.alternatives)[1]
+    assert match is not None and match.intent == "HassStartTimer", transcript
+    assert (match.slots["conversation_command"], match.slots["duration_s"]) == \
+        (command, seconds), transcript
+
+
+# -- side-effect-aware rejection (asr.reject_llr_question) ---------------------------------
+def test_questions_may_pass_a_looser_threshold_than_commands(settings, vocab):
+    """With a strict threshold nothing passes; a loose one for questions lets a spoken
+    question through while the spoken command stays rejected, and the question's n-best
+    holds only questions."""
+    import dataclasses
+
+    asr = dataclasses.replace(settings.asr, engine="pocketsphinx", reject_llr=50.0,
+                              reject_llr_question=-50.0)
+    engine = make_asr_engine(asr, settings.home, cache_dir=vocab.directory.parents[1])
+    question = engine.transcribe(np.concatenate([silence(0.5), synth("what time is it"),
+                                                 silence(0.8)]))
+    command = engine.transcribe(np.concatenate([silence(0.5), synth("turn on the kitchen light"),
+                                                silence(0.8)]))
+    assert question.text == "what time is it" and not question.rejected, question
+    assert all(engine.is_question(a) for a in question.alternatives)
+    assert command.rejected and command.text == "", command
+    assert not engine.is_question("turn on the kitchen light") and not engine.is_question("yes")

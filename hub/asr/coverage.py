@@ -23,20 +23,99 @@ def understood(patterns: list[Pattern], home, slots) -> list[Pattern]:
     to :data:`PROBE_VALUES` values until one is understood). Patterns of ``_reply`` (yes/no
     words, read by the turn logic) are kept; ``_exclusion`` ones only when the rules refuse
     them (an exclusion heard as said must never become a command, BC-22); ``_fact`` ones
-    when the rules or the fact step answer them from a source (see :func:`_takes`)."""
-    from hub.home import Home
-    from hub.intents.rules import Rules
-    from hub.settings import IntentSettings
+    when the rules or the fact step answer them from a source (see :func:`_takes`).
 
-    rules = Rules(Home.from_settings(home), IntentSettings())
-    kept = []
-    for pattern in patterns:
-        if pattern.intent == "_reply":
-            kept.append(pattern)
-            continue
-        if any(_takes(rules, pattern.intent, text) for text in _probes(pattern, slots)):
-            kept.append(pattern)
-    return kept
+    The check costs one hassil match per pattern (about 10-30 ms each, ~4000 patterns), so
+    the patterns are split among :func:`workers` forked processes that share the parent's
+    loaded rules (copy-on-write), and a text met twice is matched once (:class:`_Checker`).
+    """
+    checker = _Checker(home, slots)
+    count = workers(len(patterns))
+    if count <= 1:
+        flags = checker.flags(patterns)
+    else:
+        import multiprocessing
+
+        global _SHARED
+        _SHARED = checker  # inherited by the forked workers
+        chunks = [patterns[i::count] for i in range(count)]
+        try:
+            with multiprocessing.get_context("fork").Pool(count) as pool:
+                parts = pool.map(_chunk_flags, chunks)
+        finally:
+            _SHARED = None
+        flags = [False] * len(patterns)
+        for i, part in enumerate(parts):
+            flags[i::count] = part
+    return [p for p, keep in zip(patterns, flags) if keep]
+
+
+MIN_PER_WORKER = 400
+"""Fewest patterns worth a forked worker (forking and collecting cost ~0.2 s)."""
+
+
+def workers(count: int) -> int:
+    """Processes for checking ``count`` patterns: the CPUs this process may use, at most
+    one per :data:`MIN_PER_WORKER` patterns; 1 where ``fork`` is missing (Windows) or other
+    threads run (a fork copies their held locks, e.g. while engines warm up side by side)."""
+    import multiprocessing
+    import os
+    import threading
+
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cpus or 1, count // MIN_PER_WORKER))
+
+
+_SHARED = None
+"""The :class:`_Checker` the forked workers of :func:`understood` use."""
+
+
+def _chunk_flags(patterns: list[Pattern]) -> list[bool]:
+    return _SHARED.flags(patterns)
+
+
+class _Checker:
+    """The home's rules with a memo of their answers (a delayed command's inner command, a
+    probe text shared by two patterns, are matched once)."""
+
+    def __init__(self, home, slots):
+        from hub.home import Home
+        from hub.intents.rules import Rules
+        from hub.settings import IntentSettings
+
+        self.slots = slots
+        # no fuzzy matcher: the grammar keeps only what strict matching understands
+        self.rules = Rules(Home.from_settings(home), IntentSettings(fuzzy=False))
+        memo: dict = {}
+        recognize = self.rules.recognize
+
+        def remembered(text, area=None):
+            key = (text, area)
+            if key not in memo:
+                memo[key] = recognize(text, area)
+            return memo[key]
+
+        self.rules.recognize = remembered  # the rules' own recursion goes through it too
+
+    def flags(self, patterns: list[Pattern]) -> list[bool]:
+        """For each pattern: is it kept (see :func:`understood`)."""
+        return [pattern.intent == "_reply" or
+                any(_takes(self.rules, pattern.intent, text)
+                    for text in _probes(pattern, self.slots))
+                for pattern in patterns]
+
+
+def read_only(intent: str) -> bool:
+    """True for a grammar intent without side effects: a fact question (``_fact``) or a
+    catalog intent with ``side_effects = false``. Replies ("yes" confirms an action) and
+    exclusions are not."""
+    if intent.startswith("_"):
+        return intent == "_fact"
+    from hub.intents import catalog
+
+    return not catalog.has_side_effects(intent)
 
 
 def fact_intents() -> frozenset[str]:
@@ -49,7 +128,12 @@ def fact_intents() -> frozenset[str]:
 def _takes(rules, intent: str, text: str) -> bool:
     """True when the turn logic understands ``text`` as the pattern's ``intent``: the rules
     match it as that intent; ``_exclusion``: the rules refuse it; ``_fact``: the rules give a
-    fact intent, or none and the fact step (:func:`hub.llm.facts.route`) answers it."""
+    fact intent, or none and the fact step (:func:`hub.llm.facts.route`) answers it;
+    ``_delayed:<intent>``: a delayed command of that intent (:func:`hub.asr.delays.takes`)."""
+    if intent.startswith("_delayed:"):
+        from hub.asr.delays import takes
+
+        return takes(rules, intent, text)
     match = rules.recognize(text)
     if intent == "_fact":
         if match is not None:

@@ -11,7 +11,11 @@
   (filler-model normalisation: Rose & Paul 1990; Jiang, "Confidence measures for speech
   recognition: a survey", Speech Communication 2005). Below ``settings.reject_llr`` the
   segment is rejected: forced into the grammar, out-of-vocabulary speech fits worse than
-  free phones.
+  free phones. Side-effect aware: a hypothesis that is a sentence without side effects (a
+  question; the vocabulary's ``questions.fsg``) passes down to ``settings.reject_llr_question``,
+  since a wrong answer to a question changes nothing in the home while a wrong command does;
+  its alternatives are then only the question sentences (the rules cannot pick a command
+  from the n-best of a segment accepted as a question).
 """
 
 from __future__ import annotations
@@ -82,6 +86,14 @@ class PocketSphinxEngine:
         self.phone_loop = (_make_decoder({"allphone": str(model_dir().parent / "en-us-phone.lm.bin"),
                                           "lw": 1.0, "bestpath": False})
                            if vocab is not None else None)
+        self.questions = _read_questions(vocab)
+        """Text of the vocabulary's questions FSG, or None (see the module doc)."""
+
+    def is_question(self, text: str) -> bool:
+        """True when ``text`` is a sentence of the grammar without side effects."""
+        from hub.asr.coverage import fsg_accepts
+
+        return self.questions is not None and fsg_accepts(self.questions, text.split())
 
     def decode_wide(self, audio: bytes, read):
         """Decode ``audio`` again with the grammar decoder's beams widened (:data:`WIDE_BEAMS`).
@@ -117,6 +129,15 @@ def _grammar_config(vocab) -> dict:
         return {}
     return {"fsg": str(vocab.fsg_path), "dict": str(vocab.dict_path), "lw": 1.0,
             "bestpath": False}
+
+
+def _read_questions(vocab) -> str | None:
+    """The questions FSG text of ``vocab``, None without one (unrestricted, or an old cache)."""
+    path = getattr(vocab, "questions_path", None)
+    try:
+        return path.read_text(encoding="utf-8") if path is not None else None
+    except OSError:
+        return None
 
 
 def _make_decoder(options: dict):
@@ -278,6 +299,10 @@ def segment_result(engine: PocketSphinxEngine, decoder) -> Segment:
         return Segment(text, alternatives)
     confidence = phone_loop_llr(decoder.seg(), engine.phone_loop.seg())
     rejected = confidence is not None and confidence < engine.settings.reject_llr
+    if rejected and confidence >= engine.settings.reject_llr_question \
+            and engine.is_question(text):
+        rejected = False
+        alternatives = tuple(a for a in alternatives if engine.is_question(a))
     _LOG.debug("segment %r llr=%s rejected=%s", text, confidence, rejected)
     return Segment(text, alternatives, rejected=rejected, confidence=confidence)
 

@@ -11,6 +11,9 @@ Outputs (files in the cache directory):
 - ``grammar.fsg``: PocketSphinx finite-state grammar (Sphinx FSG text format): a prefix tree
   of the sentence patterns with the slot values expanded inline. (A JSGF with ~2000
   alternatives took PocketSphinx minutes and >1 GB to compile; the tree loads in ~50 ms.)
+- ``questions.fsg``: the same kind of FSG holding only the sentences without side effects
+  (fact questions, state and timer queries: ``side_effects = false`` in the intent catalog),
+  which PocketSphinx may accept at a looser rejection threshold (``asr.reject_llr_question``).
 - ``words.dict``: CMUdict-format dictionary restricted to the grammar's words.
 - ``vocab.json``: the word list for a Vosk grammar (numbers spelled out, plus ``[unk]``),
   the spelled-number map and the generation time.
@@ -31,12 +34,13 @@ from pathlib import Path
 from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
 from hub.intents import catalog
 from hub.asr.base import CONJUNCTION
-from hub.asr.coverage import understood
+from hub.asr import delays
+from hub.asr.coverage import read_only, understood
 from hub.asr.templates import Pattern, expand_patterns, template_data
 
 _LOG = logging.getLogger(__name__)
 
-VOCAB_VERSION = "2"
+VOCAB_VERSION = "3"
 """Bump when the generated files change shape, to invalidate old caches."""
 
 
@@ -55,6 +59,12 @@ QUESTION_WEIGHT = 0.25
 that a command or a reply goes on to: the many ways of asking the time or the weather must
 not take the probability of the commands that begin with the same words ("what", "is",
 "how")."""
+
+_DELAY = "@"
+"""Trie marker: a delay ("in 10 minutes") may follow this pattern's end."""
+
+DELAY_SHARE = 0.01
+"""Probability, at the end of a delayable command, of going on with a delay."""
 
 _COMMAND = "!"
 """Trie marker: a command or reply pattern goes through this node (see QUESTION_WEIGHT)."""
@@ -79,6 +89,11 @@ class Vocab:
     @property
     def fsg_path(self) -> Path:
         return self.directory / "grammar.fsg"
+
+    @property
+    def questions_path(self) -> Path:
+        """FSG of the sentences without side effects (see the module doc)."""
+        return self.directory / "questions.fsg"
 
     @property
     def dict_path(self) -> Path:
@@ -109,9 +124,10 @@ def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
     from hub.paths import DATA_DIR
 
     code = [(Path(__file__).parent / f).read_text(encoding="utf-8")
-            for f in ("templates.py", "lexicon.py", "vocab.py")]
+            for f in ("templates.py", "lexicon.py", "vocab.py", "coverage.py", "delays.py")]
     code += [p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "sentences").glob("*.yaml"))]
-    code.append((Path(__file__).parents[1] / "intents" / "rules.py").read_text(encoding="utf-8"))
+    code += [(Path(__file__).parents[1] / f).read_text(encoding="utf-8")
+             for f in ("intents/rules.py", "intents/catalog.toml", "llm/facts.py")]
     blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "code": code, "data": data, "items": items,
                        "home": [home.floors, home.areas, home.entities]},
                       sort_keys=True, default=str)
@@ -177,15 +193,23 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
     domains = {e["domain"] for e in home.entities}
     usable = set(catalog.usable_in(domains))  # intents the home has a domain for
     patterns = [p for p in expand_patterns(data) if p.intent in usable or p.intent.startswith("_")]
-    patterns = understood(patterns, home, slots)
+    delayed = delays.probes(patterns)
+    kept = understood(patterns + list(delayed), home, slots)
+    delayable = {delayed[p] for p in kept if p in delayed}
     rules: dict[str, list[str]] = {}
     body: dict[str, list[str]] = {}
-    for pattern in patterns:
-        line = _pattern_line(pattern, slots, rules, cmudict)
+    later: set[str] = set()  # lines that a delay may go with
+    for pattern in kept:
+        line = None if pattern in delayed else _pattern_line(pattern, slots, rules, cmudict)
         if line is not None:
             body.setdefault(pattern.intent, []).append(line)
+            if pattern in delayable:
+                later.add(line)
+    if later:
+        _placeholder_rule(delays.NUMBER, slots, rules, cmudict)
     words = sorted({w for alts in [*rules.values(), *body.values()] for line in alts
-                    for w in line.split() if not w.startswith("<")})
+                    for w in line.split() if not w.startswith("<")}
+                   | (set(delays.CONNECTORS + delays.UNITS) if later else set()))
     numbers = [w for w in words if w.isdigit()]
     dictionary = "".join(f"{w}{f'({i + 1})' if i else ''} {pron}\n" for w in words
                          for i, pron in enumerate(pronounce(w, cmudict)[:4]))
@@ -195,7 +219,10 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
                                                     else w).split()})
     meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
             "patterns": sum(len(v) for v in body.values())}
-    return {"grammar.fsg": _fsg_text(body, rules), "words.dict": dictionary}, meta
+    questions = {intent: lines for intent, lines in body.items() if read_only(intent)}
+    return {"grammar.fsg": _fsg_text(body, rules, later), "words.dict": dictionary,
+            "questions.fsg": _fsg_text(questions, rules)}, meta
+
 
 
 def _slot_values(home, items: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
@@ -242,32 +269,44 @@ def _placeholder_rule(spec: str, slots, rules, cmudict) -> str | None:
     return f"<{name}>" if rules[name] else None
 
 
-def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]]) -> str:
+def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]],
+              later: set[str] = frozenset()) -> str:
     """The Sphinx FSG document: a prefix tree of the patterns, slots expanded inline.
 
     A prefix tree keeps the graph small (shared beginnings such as "turn on the"); every
     outgoing branch of a state gets an equal share of its probability (a branch only fact
-    questions take: :data:`QUESTION_WEIGHT`), a slot's share is split among its values; each pattern's end has a null transition to the one final state.
+    questions take: :data:`QUESTION_WEIGHT`), a slot's share is split among its values; each
+    pattern's last word also leads into the one final state. The lines in ``later`` (delayable
+    commands, :mod:`hub.asr.delays`) may go on into the shared delay tail ("in 10 minutes"),
+    and a copy of them follows the shared delay head ("in 10 minutes turn on ...").
     """
-    trie, commands = {}, {}
+    trie, commands, delayed = {}, {}, {}
     for intent, alternatives in body.items():
         for line in alternatives:
-            _insert(trie, line, intent in CONJOINABLE, intent != "_fact")
+            _insert(trie, line, intent in CONJOINABLE, intent != "_fact", line in later)
             if intent in CONJOINABLE:
                 _insert(commands, line, True, True)
+            if line in later:
+                _insert(delayed, line, False, True)
     graph = _FsgBuilder(rules)
     graph.add_tree(trie, graph.start)
     if commands:
         again = graph.new_state()
         graph.lines.append(f"TRANSITION {graph.conj} {again} 1 {CONJUNCTION}")
         graph.add_tree(commands, again)
+    if delayed:
+        graph.add_delay(graph.delay, graph.final, 1.0)
+        head = graph.new_state()
+        graph.add_delay(graph.start, head, 1.0 / max(1, len(trie.keys() - {_COMMAND})))
+        graph.add_tree(delayed, head)
     return graph.text()
 
 
-def _insert(trie: dict, line: str, conjoinable: bool, command: bool) -> None:
+def _insert(trie: dict, line: str, conjoinable: bool, command: bool,
+            delayable: bool = False) -> None:
     """Add one pattern line to a prefix tree; its end is marked ``""`` (and ``"&"`` when
-    another command may follow it); with ``command`` every node on its way is marked
-    :data:`_COMMAND`."""
+    another command may follow it, :data:`_DELAY` when a delay may); with ``command`` every
+    node on its way is marked :data:`_COMMAND`."""
     node = trie
     for token in line.split():
         node = node.setdefault(token, {})
@@ -276,6 +315,8 @@ def _insert(trie: dict, line: str, conjoinable: bool, command: bool) -> None:
     node[""] = {}
     if conjoinable:
         node[CONJUNCTION] = {}
+    if delayable:
+        node[_DELAY] = {}
 
 
 class _FsgBuilder:
@@ -288,6 +329,8 @@ class _FsgBuilder:
         self.start = self.new_state()
         self.conj = self.new_state()
         """State after a command that "and" leads from into another command."""
+        self.delay = self.new_state()
+        """State after a delayable command that a delay's "in"/"after" leads from."""
         self.lines: list[str] = []
 
     def new_state(self) -> int:
@@ -297,7 +340,7 @@ class _FsgBuilder:
     def add_tree(self, node: dict, state: int) -> None:
         """Add the arcs of trie ``node`` leaving ``state``; a pattern's last word also
         gets an arc straight into the final state (no null transitions)."""
-        ends = {"", CONJUNCTION, _COMMAND}
+        ends = {"", CONJUNCTION, _COMMAND, _DELAY}
         weights = {token: 1.0 if _COMMAND in child else QUESTION_WEIGHT
                    for token, child in node.items() if token not in ends}
         total = sum(weights.values())
@@ -306,16 +349,28 @@ class _FsgBuilder:
                 continue
             share = weights[token] / total
             more = bool(child.keys() - ends)
-            stop = 1.0 - CONJUNCTION_SHARE if CONJUNCTION in child else 1.0
+            stop = 1.0 - (CONJUNCTION_SHARE if CONJUNCTION in child else 0.0) \
+                - (DELAY_SHARE if _DELAY in child else 0.0)
             targets = [(self.final, stop)] if "" in child else []
             if CONJUNCTION in child:
                 targets.append((self.conj, CONJUNCTION_SHARE))
+            if _DELAY in child:
+                targets.append((self.delay, DELAY_SHARE))
             if more:
                 targets.append((self.new_state(), 1.0))
             for target, weight in targets:
                 self.add_token(state, target, token, share * weight)
             if more:
                 self.add_tree(child, targets[-1][0])
+
+    def add_delay(self, state: int, target: int, share: float) -> None:
+        """Arcs for a delay from ``state`` to ``target``: "in"/"after", a number, a unit."""
+        number, unit = self.new_state(), self.new_state()
+        for word in delays.CONNECTORS:
+            self.add_chain(state, number, [word], share / len(delays.CONNECTORS))
+        self.add_token(number, unit, "<slot_" + delays.NUMBER.replace(":", "_") + ">", 1.0)
+        for word in delays.UNITS:
+            self.add_chain(unit, target, [word], 1.0 / len(delays.UNITS))
 
     def add_token(self, state: int, target: int, token: str, share: float) -> None:
         """Arcs for one token: a word, or every value of a ``<slot>`` rule."""
