@@ -230,7 +230,8 @@ class StoreSettings:
     """SQLite store: caches, journal, outbox."""
 
     path: str = ""
-    """Database file; empty: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub/hub.db``)."""
+    """Database file; empty: one per config file (or per install with the built-in config)
+    in ``$XDG_STATE_HOME/hub`` (``~/.local/state/hub``)."""
     journal_days: Annotated[float, Field(ge=0.01)] = 30
     """Turn journal and breaker events are kept this many days."""
     cache_mb: Annotated[float, Field(ge=0.1)] = 20

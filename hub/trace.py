@@ -23,9 +23,7 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
     ttfa = final.get("ttfa_ms")
     timings["ttfa"] = round(ttfa, 1) if ttfa is not None else None
     timings["total"] = round(total_ms, 1)
-    level = final.get("fallback_level", 0)
-    if final.get("cache_hit"):
-        level = max(level, 1)
+    level = final.get("fallback_level", 0)  # a strict cache hit is the normal path: 0
     return {
         "file": final.get("file"),
         "transcript": final.get("transcript") or "",

@@ -77,7 +77,8 @@ def test_transcript_cache_skips_asr_second_time(tmp_path):
     second = hub.turn_audio(audio)
     assert hub.fake_asr.calls == 1
     assert first["source"] == "rules" and second["source"] == "cache"
-    assert second["fallback_level"] == 1 and second["intent"] == "HassTurnOn"
+    # a strict hit is the normal path (nothing failed), not the L1 fallback
+    assert second["fallback_level"] == 0 and second["intent"] == "HassTurnOn"
 
 
 # -- the fault matrix -------------------------------------------------------------------------

@@ -139,7 +139,9 @@ def test_default_store_is_per_config_file(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     a, b = tmp_path / "a" / "hub.toml", tmp_path / "b" / "hub.toml"
-    assert default_store_path(None) == tmp_path / "hub" / "hub.db"
+    builtin = default_store_path(None)  # one per install: keyed by the hub package's folder
+    assert builtin.parent == tmp_path / "hub" and builtin.name.startswith("builtin-")
+    assert builtin == default_store_path(None)
     assert default_store_path(a) != default_store_path(b)
     assert default_store_path(a) == default_store_path(a)
     assert default_store_path(a).parent == tmp_path / "hub"

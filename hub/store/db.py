@@ -38,19 +38,22 @@ OPEN_TRIES_S = 15.0
 
 
 def default_store_path(config: str | Path | None = None) -> Path:
-    """The store of this user: ``$XDG_STATE_HOME/hub/hub.db`` (``~/.local/state/hub``) with
-    the built-in config; with a config file, one store per file, keyed by its absolute path
-    (``<file stem>-<8 hex>.db``, e.g. ``hub-1a2b3c4d.db``), so two checkouts or homes never
-    share caches."""
+    """The store of this user, in ``$XDG_STATE_HOME/hub`` (``~/.local/state/hub``): with a
+    config file one store per file, keyed by its absolute path (``<file stem>-<8 hex>.db``,
+    e.g. ``hub-1a2b3c4d.db``); with the built-in config one per installation, keyed by where
+    the ``hub`` package lives (``builtin-<8 hex>.db``). So two checkouts or homes never share
+    caches, timers or a journal."""
     import hashlib
 
     from hub.paths import state_dir
 
     if config is None:
-        return state_dir("hub.db")
-    path = Path(config).expanduser().resolve()
+        stem, path = "builtin", Path(__file__).resolve().parents[1]
+    else:
+        path = Path(config).expanduser().resolve()
+        stem = path.stem
     key = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return state_dir(f"{path.stem}-{key}.db")
+    return state_dir(f"{stem}-{key}.db")
 
 
 def _remove(path: str) -> None:
