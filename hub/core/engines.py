@@ -129,8 +129,10 @@ class Engines:
         and stored too.
         """
         def build(name: str) -> None:
+            start = time.monotonic()
             try:
                 self.get(name)
+                log.info("%s ready in %.1f s", name, time.monotonic() - start)
             except HubError as exc:
                 log.warning("%s unavailable: %s", name, exc.message)
 

@@ -47,7 +47,9 @@ def store_location(args, settings) -> str:
 
     given = getattr(args, "store", None) or settings.store.path
     if not given:
-        return str(default_store_path(config_path(getattr(args, "config", None))))
+        path = default_store_path(config_path(getattr(args, "config", None)))
+        log.info("store %s", path)
+        return str(path)
     if given == ":memory:":
         return given
     path = Path(given).expanduser()
