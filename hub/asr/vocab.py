@@ -388,7 +388,7 @@ class _FsgBuilder:
             state = nxt
 
     def text(self) -> str:
-        head = ["FSG_BEGIN hub", f"NUM_STATES {self.count}", f"START_STATE 1",
+        head = ["FSG_BEGIN hub", f"NUM_STATES {self.count}", "START_STATE 1",
                 f"FINAL_STATE {self.final}"]
         return "\n".join([*head, *self.lines, "FSG_END"]) + "\n"
 
