@@ -64,6 +64,8 @@ def sensitive_targets(home, match) -> tuple[str, ...]:
 
     if match.intent in READ_ONLY_INTENTS:
         return ()
+    if match.command is not None:  # a delayed command: its command's targets (hub.intents.delay)
+        return sensitive_targets(home, match.command)
     names = list(match.entities)
     try:
         found = resolve_targets(home, match.intent, dict(match.slots), match.response,
@@ -98,7 +100,9 @@ _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
 def _one_question(home, match, names: tuple[str, ...]) -> str:
     """``"unlock the Front Door"`` for one match."""
     slots = match.slots
-    if slots.get("conversation_command"):  # a delayed command: said as it was asked
+    if match.command is not None:  # a delayed command: its command, then when
+        return f"{_one_question(home, match.command, names)} in {_in_words(slots)}"
+    if slots.get("conversation_command"):
         return f"{slots['conversation_command']} in {_in_words(slots)}"
     first = home.entity(names[0]) if names else None
     domain = first.domain if first is not None else slots.get("domain")

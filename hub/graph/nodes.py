@@ -162,7 +162,7 @@ def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
         return {"llm": None, "matches": []}
     if result.intent == "answer":
         return {"llm": result, "matches": []}
-    match = hub.llm_match(result, transcript)
+    match = hub.llm_match(result, transcript, hub.conversation_of(state).area)
     if isinstance(match, Refusal):
         return {"llm": None, "matches": [], "response": match.message, "source": "llm"}
     if result.needs_confirmation:
