@@ -122,7 +122,7 @@ def delayed(match, transcript: str, rules, area: str | None):
     checked = delayed_match(rules, match, area, loose=True)
     if checked is None:
         return Refusal("bad_command", "Sorry, I don't know what to do then.")
-    inner = checked.command  # the LLM wrote its text: what it names must have been said
+    inner = checked.command or checked  # the LLM wrote its text: what it names must be said
     for key in ("name", "area", "floor"):
         value = inner.slots.get(key)
         if isinstance(value, str) and key not in inner.context_slots and \
