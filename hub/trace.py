@@ -18,12 +18,16 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         ``{file, transcript, intent, slots, source, response, audio, fallback_level, errors,
         timings_ms, status, breakers}``; ``timings_ms`` has each node that ran, ``ttfa``
         (end of input -> first answer audio ready, or null when nothing was spoken) and ``total``.
+        ``response`` is what was spoken: when the TTS cut a long answer (``[tts] max_chars``,
+        case BC-10) it is the spoken text with the cut notice, as the TTS said it, and
+        ``response_full`` (only then) is the whole answer.
     """
     timings = dict(final.get("timings_ms") or {})
     ttfa = final.get("ttfa_ms")
     timings["ttfa"] = round(ttfa, 1) if ttfa is not None else None
     timings["total"] = round(total_ms, 1)
     level = final.get("fallback_level", 0)  # a strict cache hit is the normal path: 0
+    cut = {"response_full": final.get("response") or ""} if final.get("spoken") else {}
     return {
         "file": final.get("file"),
         "transcript": final.get("transcript") or "",
@@ -31,7 +35,8 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "slots": final.get("slots") or {},
         "source": "cache" if final.get("cache_hit") and final.get("source") == "rules"
         else final.get("source"),
-        "response": final.get("response") or "",
+        "response": final.get("spoken") or final.get("response") or "",
+        **cut,
         "audio": audio,
         "fallback_level": level,
         "errors": list(final.get("errors") or []),

@@ -32,7 +32,7 @@ def test_schema_lists_only_allowed_intents_and_home_names():
     assert set(branches["HassTurnOn"]) == {"name", "area", "domain"}
     assert branches["HassTurnOn"]["name"]["enum"] == list(home_names(HOME).entity_names)
     assert branches["HassTurnOn"]["area"]["enum"] == ["Kitchen", "Office"]
-    assert set(branches["HassStartTimer"]) == {"hours", "minutes", "seconds"}
+    assert set(branches["HassStartTimer"]) == {"hours", "minutes", "seconds", "conversation_command"}
     assert branches["answer"] == {} and branches["none"] == {}
 
 

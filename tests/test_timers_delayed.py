@@ -72,7 +72,7 @@ def test_turn_off_the_lights_in_1_hour_runs_an_hour_later_in_the_area_it_was_sai
 def test_a_delayed_unlock_is_asked_back_when_set_and_a_no_starts_nothing():
     hub = clocked_hub()
     trace = hub.turn_text("in 10 seconds unlock the front door")
-    assert trace["response"] == "Do you want me to unlock the front door in 10 seconds?"
+    assert trace["response"] == "Do you want me to unlock the Front Door in 10 seconds?"
     assert hub.timers.status() == []
     assert hub.turn_text("no")["response"] == "Okay, I won't."
     hub.clock_.advance(20)

@@ -23,10 +23,12 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from hub.act.common import Context, Outcome
+from hub.act.queries import later
 from hub.act.responses import error_text
 from hub.act.timers import TimerError, Timers
 from hub.home import Home
 from hub.intents import catalog
+from hub.intents.delay import LATER_SLOT
 from hub.intents.rules import IntentMatch
 
 __all__ = ["Actor", "Outcome", "HANDLERS", "handler_of"]
@@ -85,6 +87,8 @@ class Actor:
     def _run(self, match: IntentMatch) -> Outcome:
         """Dispatch to the intent's handler, mapping timer errors to their responses."""
         handler = HANDLERS.get(match.intent)
+        if LATER_SLOT in match.slots:  # "what time is it in 5 minutes": about later, not now
+            handler = later
         if handler is None:
             return Outcome(error_text("not_handled"), ok=False)
         try:

@@ -8,6 +8,8 @@ the EcoBee"); an attribute the entity lacks is said to be missing, never made up
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from hub.act.common import Context, Outcome, failed, refuse, reply, targets_of
 from hub.act.responses import number_text, render
 from hub.intents.rules import IntentMatch
@@ -88,3 +90,33 @@ def current_time(ctx: Context, match: IntentMatch) -> Outcome:
 def current_date(ctx: Context, match: IntentMatch) -> Outcome:
     """HassGetCurrentDate from the clock: "January 1st, 2025"."""
     return Outcome(render(match.intent, "default", {**match.slots, "date": ctx.now().date()}))
+
+
+NO_FORECAST = "I don't have a forecast."
+NOT_LATER = "Sorry, I only know how things are now, not in {}."
+
+
+def later(ctx: Context, match: IntentMatch) -> Outcome:
+    """A question about later ("what time is it in 5 minutes": a read-only intent with the
+    slot ``later_s``, see :mod:`hub.intents.delay`), answered only from a source.
+
+    Time and date come from the clock moved on by ``later_s`` seconds ("In 5 minutes it will
+    be 3:47 PM."; the time zone's own offset at that moment, so a DST change is right); the
+    weather has no forecast ("I don't have a forecast."); any other question (a device's
+    state later, a timer later) is not known: "Sorry, I only know how things are now, not in
+    10 minutes.". Nothing is delayed and nothing changes.
+    """
+    from hub.intents.delay import in_words
+
+    seconds = int(match.slots.get("later_s") or 0)
+    words = in_words({"duration_s": seconds})
+    when = datetime.fromtimestamp(ctx.clock() + seconds, ctx.tz)
+    if match.intent == "HassGetCurrentTime":
+        fact = render(match.intent, "default", {**match.slots, "time": when.time()})
+    elif match.intent == "HassGetCurrentDate":
+        fact = render(match.intent, "default", {**match.slots, "date": when.date()})
+    elif match.intent == "HassGetWeather":
+        return Outcome(NO_FORECAST)
+    else:
+        return Outcome(NOT_LATER.format(words))
+    return Outcome(f"In {words} it will be {fact.strip().rstrip('.')}.")

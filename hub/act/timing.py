@@ -51,7 +51,9 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     if match.response == "command" and not command:
         return refuse("no_command")
     inner = match.command
-    if command and inner is not None and inner.intent in INTENT_DOMAINS:
+    if command and inner is None:  # never checked (hub.intents.delay): not set, not run later
+        return refuse("no_command")
+    if command and inner.intent in INTENT_DOMAINS:
         targets = targets_of(ctx, inner)  # a command that cannot run is refused now, not later
         if not targets.ok:
             return failed(targets)

@@ -100,11 +100,13 @@ class Hub:
                            list(self.home.areas), [e.name for e in ents if e.sensitive and e.confirm])
         return vocab, self.settings.llm.min_confidence
 
-    def llm_match(self, result, transcript: str):
-        """An IntentMatch for an LLM result, or a Refusal (see :mod:`hub.llm.guard`)."""
-        from hub.llm.guard import to_match
+    def llm_match(self, result, transcript: str, area: str | None = None):
+        """An IntentMatch for an LLM result, or a Refusal (see :mod:`hub.llm.guard`); a
+        delayed command goes through the rules' check (:func:`hub.llm.guard.delayed`)."""
+        from hub.llm.guard import delayed, to_match
 
-        return to_match(result, transcript, self.home)
+        match = to_match(result, transcript, self.home)
+        return delayed(match, transcript, self.engines.rules(), area)
 
     def domain_of(self, name: str) -> str | None:
         """The domain of the entity ``name``."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from hub.intents.delay import in_words
+
 READ_ONLY_INTENTS = frozenset({
     "HassGetState", "HassGetWeather", "HassClimateGetTemperature", "HassGetCurrentTime",
     "HassGetCurrentDate", "HassTimerStatus", "HassNevermind",
@@ -64,6 +66,8 @@ def sensitive_targets(home, match) -> tuple[str, ...]:
 
     if match.intent in READ_ONLY_INTENTS:
         return ()
+    if match.command is not None:  # a delayed command: its command's targets (hub.intents.delay)
+        return sensitive_targets(home, match.command)
     names = list(match.entities)
     try:
         found = resolve_targets(home, match.intent, dict(match.slots), match.response,
@@ -98,8 +102,10 @@ _VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
 def _one_question(home, match, names: tuple[str, ...]) -> str:
     """``"unlock the Front Door"`` for one match."""
     slots = match.slots
-    if slots.get("conversation_command"):  # a delayed command: said as it was asked
-        return f"{slots['conversation_command']} in {_in_words(slots)}"
+    if match.command is not None:  # a delayed command: its command, then when
+        return f"{_one_question(home, match.command, names)} in {in_words(slots)}"
+    if slots.get("conversation_command"):
+        return f"{slots['conversation_command']} in {in_words(slots)}"
     first = home.entity(names[0]) if names else None
     domain = first.domain if first is not None else slots.get("domain")
     verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
@@ -108,18 +114,6 @@ def _one_question(home, match, names: tuple[str, ...]) -> str:
     if slots.get("area"):
         return f"{verb} the {domain or 'device'}s in the {slots['area']}"
     return f"{verb} every {domain or 'device'}"
-
-
-def _in_words(slots: dict) -> str:
-    """``"1 hour and 10 seconds"`` for a timer's ``hours``/``minutes``/``seconds`` slots (or
-    ``duration_s``)."""
-    if any(slots.get(k) for k in ("hours", "minutes", "seconds")):
-        parts = [(float(slots.get(k) or 0), k[:-1]) for k in ("hours", "minutes", "seconds")]
-    else:
-        minutes, seconds = divmod(int(slots.get("duration_s") or 0), 60)
-        parts = [(minutes // 60, "hour"), (minutes % 60, "minute"), (seconds, "second")]
-    words = [f"{n:g} {unit}" + ("" if n == 1 else "s") for n, unit in parts if n]
-    return " and ".join(words) or "a moment"
 
 
 def question(home, matches) -> str:

@@ -58,9 +58,15 @@ def beyond_source(hub, text: str, matches: list, *, check_names: bool = True) ->
     from hub.llm.facts import _words
     from hub.llm.guard import mentioned
 
-    if len(matches) != 1 or matches[0].intent not in FACT_INTENTS:
+    if len(matches) != 1 or matches[0].intent not in FACT_INTENTS or \
+            "later_s" in matches[0].slots:  # about later: answered by hub.act.queries.later
         return None
+    from hub.intents.delay import DELAY_WORDS
+    from hub.llm.facts import NO_FORECAST
+
     match, words = matches[0], _words(text)
+    if DELAY_WORDS.search(text):  # "the weather in an hour"
+        return NO_FORECAST if match.intent == "HassGetWeather" else NOT_HERE_AND_NOW
     if set(words) & SHIFT_WORDS:
         return NOT_HERE_AND_NOW
     known = {w for name in (*hub.home.areas, *hub.home.floors, *(e.name for e in

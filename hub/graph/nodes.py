@@ -16,6 +16,7 @@ import time
 from hub.errors import TimeoutError_
 from hub.graph.confirmation import confirmation_answer
 from hub.graph.facts import beyond_source, fact_matches, fact_update
+from hub.graph.speech import join_sentences, spoken_update
 from hub.graph.state import TurnContext
 
 log = logging.getLogger("hub.graph")
@@ -162,7 +163,7 @@ def llm_intent(hub, state: dict, cancel: threading.Event) -> dict:
         return {"llm": None, "matches": []}
     if result.intent == "answer":
         return {"llm": result, "matches": []}
-    match = hub.llm_match(result, transcript)
+    match = hub.llm_match(result, transcript, hub.conversation_of(state).area)
     if isinstance(match, Refusal):
         return {"llm": None, "matches": [], "response": match.message, "source": "llm"}
     if result.needs_confirmation:
@@ -216,6 +217,7 @@ class _Streamer:
     def __init__(self, hub, state: dict):
         self.hub, self.state = hub, state
         self.pcm, self.rate, self.ttfa = bytearray(), None, None
+        self.pieces: list[str] = []  # the text of each chunk, as spoken
 
     def synthesize(self, text: str, cancel: threading.Event) -> None:
         """Synthesize ``text``, handing each chunk to the player as it is ready.
@@ -230,6 +232,7 @@ class _Streamer:
                 self.ttfa = since_end_of_input_ms(self.state)
             self.pcm += chunk.pcm
             self.rate = chunk.rate
+            self.pieces.append(chunk.text)
             self.hub.conversation_of(self.state).play(chunk)
 
 
@@ -262,16 +265,6 @@ def act(hub, state: dict, cancel: threading.Event, turn: TurnContext) -> dict:
     update = {"outcomes": outcomes, "response": join_sentences(o.response for o in outcomes),
               "intent": first.intent, "slots": dict(first.slots)}
     return {**update, **queued_update(state, update["response"], sent)}
-
-
-def join_sentences(texts) -> str:
-    """Join responses into one text, each ending as a sentence ("Done. Timer set.")."""
-    out = []
-    for text in texts:
-        text = (text or "").strip()
-        if text:
-            out.append(text if text[-1] in ".!?" else text + ".")
-    return " ".join(out)
 
 
 def faq(hub, state: dict) -> dict:
@@ -345,9 +338,10 @@ def tts(hub, state: dict, cancel: threading.Event) -> dict:
         return {"pcm": found[0], "rate": found[1], "ttfa_ms": since_end_of_input_ms(state)}
     speech = _Streamer(hub, state)
     speech.synthesize(state["response"], cancel)
-    if speech.pcm and hub.store is not None:
+    cut = spoken_update(speech.pieces)
+    if speech.pcm and hub.store is not None and not cut:  # a cut answer: its trace needs "spoken"
         hub.store.put_response_audio(key, bytes(speech.pcm), speech.rate)
-    return {"pcm": bytes(speech.pcm), "rate": speech.rate, "ttfa_ms": speech.ttfa}
+    return {"pcm": bytes(speech.pcm), "rate": speech.rate, "ttfa_ms": speech.ttfa, **cut}
 
 
 def _finish_answer(hub, state: dict, speech, cancel: threading.Event) -> dict:
@@ -357,11 +351,13 @@ def _finish_answer(hub, state: dict, speech, cancel: threading.Event) -> dict:
     unsaid = speech.finish(cancel)
     streaming.release(state)
     pcm, rate, ttfa = bytes(speech.pcm), speech.rate, speech.ttfa_ms
+    pieces = list(speech.pieces)
     if unsaid:
         rest = _Streamer(hub, state)
         rest.synthesize(" ".join(unsaid), cancel)
         pcm, rate, ttfa = pcm + bytes(rest.pcm), rate or rest.rate, ttfa or rest.ttfa
-    return {"pcm": pcm or None, "rate": rate, "ttfa_ms": ttfa}
+        pieces += rest.pieces
+    return {"pcm": pcm or None, "rate": rate, "ttfa_ms": ttfa, **spoken_update(pieces)}
 
 
 def since_end_of_input_ms(state: dict) -> float:

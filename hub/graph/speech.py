@@ -1,4 +1,5 @@
-"""Text that is about to be spoken: no JSON, code fences, markup or emoji (case BC-13)."""
+"""Text that is about to be spoken: no JSON, code fences, markup or emoji (case BC-13); joined
+responses; what the trace says was spoken when the TTS cut an answer."""
 
 from __future__ import annotations
 
@@ -26,3 +27,24 @@ def clean_answer(text: str) -> str:
     text = _MARKS.sub(" ", text)
     text = " ".join(text.split())
     return text if any(ch.isalnum() for ch in text) else ""
+
+
+def spoken_update(pieces: list[str]) -> dict:
+    """``{"spoken": text}`` when the TTS cut the answer (its last piece is the cut notice,
+    :func:`hub.tts.textnorm.cap_text`): the trace then shows what was said; else {}.
+
+    ``pieces``: the text of each audio chunk played, in order (:class:`hub.audio.pcm.AudioChunk`).
+    """
+    from hub.tts.textnorm import CUT_NOTICE
+
+    return {"spoken": " ".join(pieces)} if CUT_NOTICE in pieces else {}
+
+
+def join_sentences(texts) -> str:
+    """Join responses into one text, each ending as a sentence ("Done. Timer set.")."""
+    out = []
+    for text in texts:
+        text = (text or "").strip()
+        if text:
+            out.append(text if text[-1] in ".!?" else text + ".")
+    return " ".join(out)

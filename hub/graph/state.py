@@ -102,6 +102,7 @@ class Answer(TypedDict, total=False):
 
     outcomes: list[Outcome]  # one per match
     response: str
+    spoken: str             # what was spoken when the TTS cut the response (else unset)
     nothing_to_say: bool    # the LLM answer had no speakable text (BC-08): nothing is spoken
     pcm: bytes | None       # the answer audio, int16 mono
     rate: int | None        # its sample rate, Hz

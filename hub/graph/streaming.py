@@ -56,6 +56,7 @@ class AnswerSpeech:
         self._lock = threading.Lock()
         self.pcm, self.rate, self.ttfa_ms = bytearray(), None, None
         self.said: list[str] = []     # sentences fully synthesized, in order
+        self.pieces: list[str] = []   # the text of each chunk played, as spoken
         self.failed = False
         self._thread: threading.Thread | None = None
 
@@ -110,6 +111,7 @@ class AnswerSpeech:
                 self.ttfa_ms = (time.monotonic() - self._state["started"]) * 1000
             self.pcm += chunk.pcm
             self.rate = chunk.rate
+            self.pieces.append(chunk.text)
             self._hub.conversation_of(self._state).play(chunk)
             if not self.said or self.said[-1] is not sentence:
                 self.said.append(sentence)

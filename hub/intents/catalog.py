@@ -140,13 +140,15 @@ def llm_hints() -> dict[str, str]:
 
 def llm_slots() -> dict[str, tuple[str, ...]]:
     """Intent -> the slots the LLM may fill: timers take only a duration (a timer's
-    ``name`` is not an entity), ``duration_s`` and the delayed command are the rules' own.
+    ``name`` is not an entity) and a delayed command's text (``conversation_command``, which
+    the rules must understand: :mod:`hub.intents.delay`); ``duration_s`` is the rules' own.
     """
     out = {}
     for name, spec in _load().items():
-        slots = _DURATION if spec.timer and set(_DURATION) & set(spec.slots) else (
+        timer = _DURATION + ("conversation_command",)
+        slots = timer if spec.timer and set(_DURATION) & set(spec.slots) else (
             () if spec.timer else spec.slots)
-        out[name] = tuple(s for s in slots if s not in ("duration_s", "conversation_command"))
+        out[name] = tuple(s for s in slots if s in spec.slots and s != "duration_s")
     return out
 
 

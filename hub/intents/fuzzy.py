@@ -9,7 +9,9 @@ or no action. We reject more on top, never guessing:
 - a sentence with an exclusion ("all the lights except the kitchen", case BC-22), which the
   matcher may read as a plain command;
 - a frame naming an entity, area or floor the home does not have;
-- a frame whose first word is unexplained (an action verb the matcher does not know).
+- a frame whose first word is unexplained (an action verb the matcher does not know);
+- a new timer with any word left unexplained: "in ten seconds make the house cosy" is a
+  delayed command the matcher cannot read (:mod:`hub.intents.delay`), not a plain timer.
 
 Several commands in one sentence ("turn on the kitchen light and turn off the bed light")
 come back as several frames, in the order said. Slot values become the home's canonical
@@ -139,7 +141,8 @@ class Fuzzy:
         frames = []
         for frame in result.frames:
             slots = self._canonical(frame.slots)
-            if frame.intent not in self._usable or slots is None or _unknown_verb(frame):
+            if frame.intent not in self._usable or slots is None or _unknown_verb(frame) or (
+                    frame.intent == "HassStartTimer" and frame.unexplained_tokens):
                 return None
             frames.append((frame.intent, slots, frame.response_key or ""))
         return frames

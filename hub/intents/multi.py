@@ -54,9 +54,12 @@ def _split(text, cuts, recognize, budget) -> list[IntentMatch] | None:
     return None
 
 
-def fuzzy_matches(fuzzy, home, text: str, area: str | None) -> list[IntentMatch]:
+def fuzzy_matches(fuzzy, home, text: str, area: str | None, rules=None) -> list[IntentMatch]:
     """The fuzzy matcher's commands for ``text`` as IntentMatches (``source="fuzzy"``); [] none,
-    and [] when any targeted command resolves to no entity of the home."""
+    and [] when any targeted command resolves to no entity of the home. A delayed command
+    among them passes :func:`hub.intents.delay.delayed_match` (with ``rules``; without: [])."""
+    from hub.intents.delay import delayed_match, is_delayed
+
     frames = fuzzy.frames(text, area) or []
     matches = []
     for intent, slots, key in frames:
@@ -66,8 +69,13 @@ def fuzzy_matches(fuzzy, home, text: str, area: str | None) -> list[IntentMatch]
         targets = resolve_targets(home, intent, slots, key)
         if intent in INTENT_DOMAINS and not targets.ok:
             return []  # a loose reading that reaches nothing in the home is not trusted
-        matches.append(IntentMatch(intent=intent, slots=slots, text=text, source="fuzzy",
-                                   entities=targets.entities, response=key))
+        match = IntentMatch(intent=intent, slots=slots, text=text, source="fuzzy",
+                            entities=targets.entities, response=key)
+        if is_delayed(match):
+            match = delayed_match(rules, match, area, loose=True) if rules else None
+            if match is None:
+                return []
+        matches.append(match)
     return matches
 
 
@@ -78,4 +86,9 @@ def more_matches(rules, text: str, area: str | None = None,
     split = split_commands(text, lambda part: rules.recognize(part, area))
     if split:
         return split
-    return fuzzy_matches(rules.fuzzy, rules.home, text, area) if fuzzy else []
+    if not fuzzy:
+        return []
+    delayed = rules.recognize_delayed(text, area)  # "in 10 minutes <a fuzzy command>"
+    if delayed is not None:
+        return [delayed]
+    return fuzzy_matches(rules.fuzzy, rules.home, text, area, rules)

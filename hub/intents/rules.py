@@ -39,7 +39,7 @@ import re
 import threading
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from hub.errors import ConfigError
 from hub.intents import catalog
@@ -140,8 +140,10 @@ class Rules:
         return None if known is None else dataclasses.replace(known, slots=copy.deepcopy(
             known.slots))
 
-    def _recognize(self, text: str, area: str) -> IntentMatch | None:
+    def _recognize(self, text: str, area: str, loose: bool = False) -> IntentMatch | None:
         from hassil.recognize import recognize_ranked
+
+        from hub.intents.delay import delayed_match, is_delayed
 
         context = {"area": {"value": area or "", "text": ""}}
         results = recognize_ranked(text, self._intents, slot_lists=self._lists,
@@ -151,14 +153,27 @@ class Rules:
             if not _is_custom(result) and _has_exclusion(text, result):
                 continue
             match = self._to_match(text, result)
-            command = match.slots.get("conversation_command")
-            if command:
-                inner = self.recognize(str(command), area)
-                if inner is None:
-                    continue  # a delayed command must itself be a command the rules know
-                match = _delayed(match, inner, area)
-            return match
+            if is_delayed(match):  # its command must itself be one the rules know
+                match = delayed_match(self, match, area, loose)
+            elif loose:
+                continue  # the loose pass looks for delayed commands only
+            if match is not None:
+                return match
         return None
+
+    def recognize_delayed(self, text: str, area: str | None = None) -> IntentMatch | None:
+        """A delayed command whose own command only the fuzzy matcher reads ("in 10 minutes
+        turn of the kitchen lite"); None otherwise (see :mod:`hub.intents.delay`)."""
+        from hub.intents.delay import DELAY_WORDS
+
+        if not self.fuzzy_enabled or not DELAY_WORDS.search(text):
+            return None
+        return self._recognize(text, self.home.satellite_area if area is None else area, True)
+
+    @property
+    def fuzzy_enabled(self) -> bool:
+        """``[intents] fuzzy``: the fuzzy matcher runs after strict matching."""
+        return bool(self._settings.fuzzy)
 
     def rank(self, alternatives: Sequence[str],
              area: str | None = None) -> tuple[str, IntentMatch | None]:
@@ -216,17 +231,6 @@ class Rules:
         targets = resolve_targets(self.home, name, slots, response, context)
         return IntentMatch(intent=name, slots=slots, text=text, entities=targets.entities,
                            response=response, context_slots=context)
-
-
-def _delayed(match: IntentMatch, inner: IntentMatch, area: str | None) -> IntentMatch:
-    """A delayed command's match: its targets are the command's (a sensitive one is asked
-    about when it is set), it runs in the area it was said in (``area``, the conversation's,
-    unless one was spoken) and it keeps the command's own match (``command``)."""
-    slots, context = match.slots, match.context_slots
-    if area and not slots.get("area"):
-        slots, context = {**slots, "area": area}, (*context, "area")
-    return replace(match, slots=slots, context_slots=context, entities=inner.entities,
-                   command=inner)
 
 
 def resolve_targets(home: Home, intent: str, slots: dict, response: str = "",

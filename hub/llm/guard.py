@@ -74,6 +74,9 @@ def check_slot(key: str, value) -> str | None:
         if number is None or not low <= number <= high:
             return f"{key} {value!r} is outside {low}-{high}"
         return None
+    if key == "conversation_command":  # a delayed command: checked as a command later
+        ok = isinstance(value, str) and 0 < len(value.strip()) <= 120
+        return None if ok else f"{key} {value!r} is not a short command"
     if key == "color":
         return None if str(value).strip().lower() in COLORS else f"unknown color {value!r}"
     if key in _TEXT_SLOTS:
@@ -99,6 +102,33 @@ def refuse(result, transcript: str) -> Refusal | None:
         if not mentioned(target, transcript):
             return Refusal("not_mentioned", "Sorry, I'm not sure which device you mean.")
     return None
+
+
+def delayed(match, transcript: str, rules, area: str | None):
+    """``match`` unchanged unless it is a delayed command; then the checked delayed command
+    (:func:`hub.intents.delay.delayed_match`, its command read by the rules) or a Refusal when
+    the rules do not understand its command or it targets something nobody named.
+
+    Args:
+        match: what :func:`to_match` gave (an IntentMatch or a Refusal).
+        transcript: what the person said.
+        rules: the home's :class:`hub.intents.rules.Rules`.
+        area: the conversation's area (the command runs there unless one was said).
+    """
+    from hub.intents.delay import delayed_match, is_delayed
+
+    if isinstance(match, Refusal) or not is_delayed(match):
+        return match
+    checked = delayed_match(rules, match, area, loose=True)
+    if checked is None:
+        return Refusal("bad_command", "Sorry, I don't know what to do then.")
+    inner = checked.command or checked  # the LLM wrote its text: what it names must be said
+    for key in ("name", "area", "floor"):
+        value = inner.slots.get(key)
+        if isinstance(value, str) and key not in inner.context_slots and \
+                not mentioned(value, transcript):
+            return Refusal("not_mentioned", "Sorry, I'm not sure which device you mean.")
+    return checked
 
 
 def to_match(result, transcript: str, home):

@@ -59,7 +59,8 @@ def _slot_types(names: HomeNames) -> dict:
     types = {"brightness": {"type": "integer"}, "color": {"type": "string", "maxLength": 20},
              "item": {"type": "string", "maxLength": 40}, "hours": {"type": "integer"},
              "minutes": {"type": "integer"}, "seconds": {"type": "integer"},
-             "volume_level": {"type": "integer"}, "position": {"type": "integer"}}
+             "volume_level": {"type": "integer"}, "position": {"type": "integer"},
+             "conversation_command": {"type": "string", "maxLength": 120}}
     for slot, values in (("name", names.entity_names), ("area", names.area_names),
                          ("domain", names.domains)):
         if values:
@@ -154,6 +155,8 @@ def few_shot(intents: Collection[str], home: HomeSettings) -> list[tuple[str, st
              {"name": lname, "brightness": 30}),
             (f"could you switch on the {lname.lower()}", "HassTurnOn", {"name": lname}),
             (f"switch off the {lname.lower()}", "HassTurnOff", {"name": lname}),
+            (f"in ten minutes switch off the {lname.lower()}", "HassStartTimer",
+             {"minutes": 10, "conversation_command": f"turn off the {lname.lower()}"}),
         ]
     allowed = set(intents) | {ANSWER, NONE}
     return [ex for ex in examples if ex[1] in allowed]

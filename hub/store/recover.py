@@ -2,9 +2,10 @@
 
 The check is ``PRAGMA quick_check`` bounded in time by a progress handler: a check that runs
 out of time counts as passed (the file opened; a damaged page found later only degrades the
-store, see :class:`hub.store.db.Store`). The salvage reads the outbox, journal and breaker
-events row by row, forwards and then backwards, so rows on both sides of a bad page are kept
-(the method of TerrariumPI #173: dump the readable rows into a new file).
+store, see :class:`hub.store.db.Store`). The salvage reads the outbox, journal, breaker
+events, timers and the key-value rows row by row, forwards and then backwards, so rows on
+both sides of a bad page are kept (the method of TerrariumPI #173: dump the readable rows into
+a new file). The moved-aside file is kept, and the one ERROR line names it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ import time
 CHECK_BUDGET_S = 2.0
 """Longest the start-up ``quick_check`` may run."""
 
-SALVAGED = {"outbox": "idempotency_key", "journal": "id", "breaker_events": "id"}
-"""Tables whose rows are copied from a damaged file, with their keys."""
+SALVAGED = {"outbox": "idempotency_key", "journal": "id", "breaker_events": "id",
+            "timers": "id", "kv": "key"}
+"""Tables whose rows are copied from a damaged file, with their keys: ``timers`` holds the
+running timers and delayed commands (BC-27), ``kv`` the install id that names the MQTT client
+and its discovery topics (BC-29, BC-31) and the published discovery topics."""
 
 
 def is_damaged(path: str, budget_s: float = CHECK_BUDGET_S) -> str | None:

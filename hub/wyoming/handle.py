@@ -34,7 +34,7 @@ def conversation_id(context: dict | None) -> str | None:
 
 def answer_event(trace: dict, cid: str):
     """``handled`` with the spoken text, or ``not-handled`` (with it too) for a trace."""
-    text = (trace.get("response") or "").strip()
+    text = (trace.get("response_full") or trace.get("response") or "").strip()  # HA caps its own
     context = {"conversation_id": cid}
     if not text or text in NOT_HANDLED_TEXTS or trace.get("status") in ("no_speech", "bad_input"):
         return NotHandled(text=text or NOT_UNDERSTOOD, context=context).event()
