@@ -221,14 +221,20 @@ def test_close_during_a_lazy_load_of_the_real_model_is_safe():
         eng.classify("turn on the kitchen light")
 
 
-def test_run_entry_releases_the_llm_and_ask_keeps_it(tmp_path):
+def test_run_entry_releases_the_llm_after_warm_up_and_its_first_question_loads_it():
     from hub.core.hub import Hub
 
     settings = load_settings(None)
     run, ask = Hub(settings, entry="run", speak=False), Hub(settings, entry="ask", speak=False)
     try:
-        assert not run.engines.llm().loaded
-        assert ask.engines.llm().loaded
+        run.engines.warm(["rules", "llm"])
+        engine = run.engines.llm()
+        assert not engine.loaded and engine.cache_ready()
+        engine.release()
+        trace = run.turn_text("what is the capital of France")
+        assert trace["source"] == "llm" and trace["response"], trace
+        assert not trace["errors"] and engine._res.loads == 2  # cache_ready, then the turn
+        assert ask.engines.llm().loaded  # short-lived commands keep it after warm-up
     finally:
         run.engines.llm().close()
         ask.engines.llm().close()

@@ -79,7 +79,7 @@ def _llm_cache_line(hub) -> str:
         engine.close()
     if ready:
         return "ready (on disk: the first question restores it)"
-    return ("not built: `hub ask`, `hub replay`, `hub run` and `hub serve` build it at start "
+    return ("not built: `hub ask`, `hub replay`, `hub run` and `hub wyoming` build it at start "
             "(a few seconds, once per model and home), or run `hub models warm`")
 
 
@@ -90,9 +90,8 @@ def _llm_residency(settings) -> str:
         return "not needed (server)"
     if keep < 0:
         return "always loaded ([llm] keep_loaded_s < 0)"
-    after = "each call" if keep == 0 else f"{keep:g} s idle"
-    return (f"lazy: `hub run`/`hub serve` free it after start-up and load it on first use, "
-            f"freed again after {after} ([llm] keep_loaded_s)")
+    after = "each call" if keep == 0 else f"{keep:g} s after the last"
+    return f"lazy: loaded on first use, freed after {after} ([llm] keep_loaded_s)"
 
 
 def _voice_line(settings) -> str:

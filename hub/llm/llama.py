@@ -12,7 +12,7 @@
   common token prefix and evaluates only the user's text.
 - Residency (``[llm] keep_loaded_s``, :mod:`hub.llm.resident`): the model is freed that many
   seconds after its last call and loaded again (≈ 0.1 s) by the next one, whose prefix state
-  is then read from the disk cache; long-lived commands (``hub run``, ``hub serve``) build the
+  is then read from the disk cache; long-lived commands (``hub run``, ``hub wyoming``) build the
   cache at start and release the model right away (:func:`make_llama_engine` ``release``).
 - Cancel: a stopping criterion checks the cancel event after every token (≈ 10 ms at
   135M), and breaking out of the stream ends generation.
