@@ -6,8 +6,10 @@
   (among the allowed intents), not its self-reported number.
 - Answer: a short system prompt with the home's facts; text streamed sentence by sentence.
 - Prompt prefix caching: the KV state after each system prefix (everything before the user's
-  text) is evaluated once (at load for classify and answer, on first use for the strict
-  retry prompt) and saved; a call whose prefix is not the one in the
+  text) is evaluated once, at start (classify, the strict retry prompt and answer: each
+  takes seconds to evaluate, which a turn's deadline does not have; the uncancellable
+  evaluation of the strict one inside a timed-out retry held the model for tens of seconds
+  on a busy machine), and saved; a call whose prefix is not the one in the
   context restores it (``llama_state_set_data``), then ``Llama.generate`` reuses the longest
   common token prefix and evaluates only the user's text.
 - Residency (``[llm] keep_loaded_s``, :mod:`hub.llm.resident`): the model is freed that many
@@ -53,6 +55,8 @@ LOCK_WAIT_S = 1.0
 """How long a call waits for the model while another generation holds it."""
 CLOSE_WAIT_S = 10.0
 """At exit, how long :meth:`LlamaEngine.close` waits for a running generation to stop."""
+PREFIX_KINDS = ("classify", "strict", "answer")
+"""The prompts whose prefix state is built at start and cached on disk."""
 MAX_INPUT_CHARS = 400
 """Longer user text is cut to this (keeps the prompt inside the context window)."""
 _CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
@@ -130,7 +134,7 @@ class LlamaEngine:
         """True when this call was cancelled or the engine is closing."""
         return self._closing.is_set() or bool(cancel is not None and cancel.is_set())
 
-    def warm(self, kinds: Collection[str] = ("classify", "answer")) -> None:
+    def warm(self, kinds: Collection[str] = PREFIX_KINDS) -> None:
         """Evaluate and save the prompt prefixes now (on disk too) rather than on first use.
 
         Raises:
@@ -140,7 +144,7 @@ class LlamaEngine:
             for kind in kinds:
                 self._prefixes.setdefault(kind, self._save_prefix(self._builders[kind]))
 
-    def cache_ready(self, kinds: Collection[str] = ("classify", "answer")) -> bool:
+    def cache_ready(self, kinds: Collection[str] = PREFIX_KINDS) -> bool:
         """True when the prompt cache of every kind is on disk (:func:`prefix_cache_path`),
         so the first turn restores it instead of evaluating the prompt (loads the model to
         tokenize the prompts if it was released)."""
