@@ -129,6 +129,32 @@ def test_close_waits_for_a_lazy_load_and_the_use_then_frees_it_once():
             pass
 
 
+def test_prefetch_loads_in_the_background_and_a_use_waits_for_it_past_its_own_wait():
+    gate, freed = threading.Event(), []
+
+    def slow_load():
+        gate.wait(5)
+        return Obj()
+
+    res = Resident(slow_load, freed.append, 10.0)
+    assert res.prefetch() is True and res.prefetch() is False  # one at a time
+    got = []
+
+    def user():
+        with res.use(0.05) as obj:
+            got.append(obj)
+
+    worker = threading.Thread(target=user)
+    worker.start()
+    time.sleep(0.2)  # longer than the use's own wait: it waits for the load instead
+    assert not got
+    gate.set()
+    worker.join(5)
+    assert got and got[0] is res.obj and res.loads == 1
+    assert res.prefetch() is False  # loaded: nothing to do
+    assert res.close(1.0) and len(freed) == 1
+
+
 def test_unload_timer_threads_are_daemons_and_at_most_one_is_alive():
     res, _, _ = make_resident(30.0, name="timer-test")
 
@@ -167,6 +193,18 @@ def test_long_lived_engine_is_released_after_the_prompt_cache_is_on_disk():
         assert not eng.loaded and eng._llm is None
         assert eng.cache_ready()  # loads it to tokenize; the cache was written at start
         assert json.loads(eng.classify("turn off the kitchen light"))["intent"]
+    finally:
+        eng.close()
+
+
+def test_prefetch_of_a_released_engine_loads_it_for_the_next_call():
+    eng = make_llm(LlmSettings(), HOME, DEFAULT_INTENTS, release=True)
+    try:
+        assert not eng.loaded and eng.prefetch()
+        assert wait_for(lambda: eng.loaded, 30)
+        loads = eng._res.loads
+        assert json.loads(eng.classify("turn on the kitchen light"))["intent"]
+        assert eng._res.loads == loads  # the call found it loaded
     finally:
         eng.close()
 
@@ -238,6 +276,22 @@ def test_run_entry_releases_the_llm_after_warm_up_and_its_first_question_loads_i
     finally:
         run.engines.llm().close()
         ask.engines.llm().close()
+
+
+def test_a_voice_turn_of_hub_run_prefetches_the_released_llm():
+    import numpy as np
+
+    from hub.core.hub import Hub
+
+    hub = Hub(load_settings(None), entry="run", speak=False)
+    try:
+        hub.engines.warm(["rules", "llm"])
+        engine = hub.engines.llm()
+        assert not engine.loaded
+        hub.answer_audio(np.zeros(16000, dtype=np.int16))  # no speech: the LLM is not asked
+        assert wait_for(lambda: engine.loaded, 30)  # ... but was loaded while ASR ran
+    finally:
+        hub.engines.llm().close()
 
 
 @pytest.mark.parametrize("value, message", [

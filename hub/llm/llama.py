@@ -118,6 +118,10 @@ class LlamaEngine:
         if close is not None:
             close()
 
+    def prefetch(self) -> bool:
+        """Load the model in the background if it was released (see ``Resident.prefetch``)."""
+        return self._res.prefetch()
+
     def release(self) -> bool:
         """Free the model now unless it is always resident or in use; True when freed."""
         return self._res.release()

@@ -4,6 +4,8 @@
 :meth:`Resident.use`, which loads it when it was released; ``keep_s`` seconds after the last
 call ends, one daemon :class:`threading.Timer` (cancelled and re-armed by each call, so an idle
 process is never woken) frees it and returns the memory to the system (``malloc_trim``).
+:meth:`Resident.prefetch` loads it on a thread of its own ahead of a call (``hub run`` does so
+when a voice turn starts, so the load overlaps the recognizer instead of the LLM's timeout).
 
 Concurrency: loading, every use and freeing happen under one lock, so the object is never
 freed while a generation runs (a timer that fires while the lock is held does nothing; the
@@ -27,6 +29,9 @@ from hub.errors import TransientError
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+LOAD_WAIT_S = 30.0
+"""How long a use waits for a load in progress (another call's, or a prefetch)."""
 
 
 class Resident(Generic[T]):
@@ -55,6 +60,8 @@ class Resident(Generic[T]):
         """Set by :meth:`close`: uses are refused, running generations should stop."""
         self.loads = 0
         """How many times the object was loaded by :meth:`use` (not counting ``obj``)."""
+        self._loading = False  # a load is running (callers then wait for it, LOAD_WAIT_S)
+        self._prefetching = threading.Event()
 
     @property
     def obj(self) -> T | None:
@@ -79,7 +86,8 @@ class Resident(Generic[T]):
         """
         if self.closing.is_set():
             raise TransientError(f"{self._name} is shutting down", node=self._name)
-        if not self._lock.acquire(timeout=wait_s):
+        if not self._lock.acquire(timeout=wait_s) and not (
+                self._loading and self._lock.acquire(timeout=LOAD_WAIT_S)):
             raise TransientError(f"{self._name} is busy with another generation", node=self._name)
         try:
             if self.closing.is_set():
@@ -89,14 +97,39 @@ class Resident(Generic[T]):
                 self._timer.cancel()
                 self._timer = None
             if self._obj is None:
-                start = time.monotonic()
-                self._obj = self._load()
+                start, self._loading = time.monotonic(), True
+                try:
+                    self._obj = self._load()
+                finally:
+                    self._loading = False
                 self.loads += 1
                 log.info("%s loaded in %.2f s", self._name, time.monotonic() - start)
             yield self._obj
         finally:
             self._arm()
             self._lock.release()
+
+    def prefetch(self) -> bool:
+        """Start loading the object on a daemon thread when it is released (a voice turn's
+        start: the load then runs while the recognizer decodes, not inside the LLM's call).
+
+        Returns True when a load was started. A use that arrives meanwhile waits for it.
+        """
+        if self._obj is not None or self.closing.is_set() or self._prefetching.is_set():
+            return False
+        self._prefetching.set()
+
+        def run() -> None:
+            try:
+                with self.use(LOAD_WAIT_S):
+                    pass
+            except Exception as exc:  # noqa: BLE001 - the call that needs it reports it
+                log.warning("%s prefetch failed: %s", self._name, exc)
+            finally:
+                self._prefetching.clear()
+
+        threading.Thread(target=run, name=f"hub-{self._name}-prefetch", daemon=True).start()
+        return True
 
     def _arm(self) -> None:
         """Start the unload timer (under the lock, at the end of a use)."""
