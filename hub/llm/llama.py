@@ -13,9 +13,10 @@
   context restores it (``llama_state_set_data``), then ``Llama.generate`` reuses the longest
   common token prefix and evaluates only the user's text.
 - Residency (``[llm] keep_loaded_s``, :mod:`hub.llm.resident`): the model is freed that many
-  seconds after its last call and loaded again (≈ 0.1 s) by the next one, whose prefix state
-  is then read from the disk cache; long-lived commands (``hub run``, ``hub wyoming``) build the
-  cache at start and release the model right away (:func:`make_llama_engine` ``release``).
+  seconds after its last call and loaded again (0.3-0.4 s on 2 busy cores) by the next one,
+  whose prefix state is then read from the disk cache; long-lived commands (``hub run``,
+  ``hub wyoming``) build the cache at start and release the model right away
+  (:func:`make_llama_engine` ``release``); a voice turn prefetches it (:meth:`prefetch`).
 - Cancel: a stopping criterion checks the cancel event after every token (≈ 10 ms at
   135M), and breaking out of the stream ends generation.
 - Exit: a generation abandoned by a timed-out node may still be running in its worker thread
