@@ -3,7 +3,8 @@
 The daemon builds the prompt cache at start and frees the model; a question the rules miss
 (sent as a Wyoming ``transcript`` to the daemon's own server, so the whole turn graph runs in
 the daemon) loads it again and is answered by the LLM; ``keep_loaded_s`` later it is freed
-again; SIGTERM then ends the process cleanly (llama.cpp stopped before exit).
+again; a voice command loads it ahead (prefetch, while the recognizer runs); SIGTERM then
+ends the process cleanly (llama.cpp stopped before exit).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import asyncio
 import signal
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from daemon_live import Daemon, start_server, stop_server, write_config
+from daemon_live import Daemon, Feeder, start_server, stop_server, write_config
+from live_audio import silence, synth
 from wyoming_support import free_port
 
 START_S = 300
@@ -64,6 +67,7 @@ def test_daemon_frees_the_llm_after_start_and_a_question_loads_it_again(server, 
                           "zeroconf = false\n")
     daemon = Daemon(config, server, tmp_path / "hub.db", extra_env={
         "XDG_CACHE_HOME": str(cold_llm_cache(tmp_path / "cache"))})
+    feeder = None
     try:
         assert daemon.wait_log("state: listening", START_S), daemon.stderr[-20:]
         assert daemon.wait_log("llm released", 10), daemon.stderr[-20:]
@@ -77,9 +81,17 @@ def test_daemon_frees_the_llm_after_start_and_a_question_loads_it_again(server, 
         assert count(daemon, "llm loaded in") == 1, "\n".join(daemon.stderr[-40:])
         # freed again keep_loaded_s after the turn (a timed-out generation first ends)
         assert _wait(lambda: count(daemon, "llm released") == 2, 60), daemon.stderr[-20:]
+        # a voice turn prefetches it while the recognizer runs; stopped right after it
+        feeder = Feeder(server["HUB_TEST_MIC_FIFO"])
+        feeder.say(np.concatenate([synth("okay nabu"), silence(0.5),
+                                   synth("turn on the kitchen light"), silence(1.5)]))
+        assert daemon.wait_log("utterance of", 60), daemon.stderr[-20:]
+        assert _wait(lambda: count(daemon, "llm loaded in") == 2, 60), daemon.stderr[-20:]
         code = daemon.stop(signal.SIGTERM)
     finally:
         daemon.stop(signal.SIGKILL)
+        if feeder is not None:
+            feeder.close()
     assert code == 0, daemon.stderr[-20:]
     text = "\n".join(daemon.stderr)
     for bad in ("Traceback", "terminate called", "Segmentation", "Fatal Python"):
