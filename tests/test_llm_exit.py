@@ -50,7 +50,7 @@ def test_close_stops_a_running_generation_and_refuses_new_ones():
     started, out = threading.Event(), []
 
     def run():
-        for piece in eng._stream(eng._tokens([{"role": "user", "content": "count to 1000"}]),
+        for piece in eng._stream([{"role": "user", "content": "count to 1000"}],
                                  "answer", None, max_tokens=2000):
             started.set()
             out.append(piece)

@@ -23,7 +23,7 @@ HOME = settings_from_dict(
 
 @pytest.fixture(scope="session")
 def engine():
-    return make_llm(LlmSettings(), HOME, DEFAULT_INTENTS)
+    return make_llm(LlmSettings(keep_loaded_s=-1), HOME, DEFAULT_INTENTS)  # tests poke _llm
 
 
 def test_embedded_model_is_the_smollm2_gguf():

@@ -73,10 +73,25 @@ def _llm_cache_line(hub) -> str:
 
     engine = make_llama_engine(settings.llm, settings.home, hub.engines.rules().intent_names(),
                                warm=False)
-    if engine.cache_ready():
-        return "ready"
-    return ("not built: `hub ask`, `hub replay` and `hub run` build it at start (a few "
-            "seconds, once per model and home), or run `hub models warm`")
+    try:
+        ready = engine.cache_ready()
+    finally:
+        engine.close()
+    if ready:
+        return "ready (on disk: the first question restores it)"
+    return ("not built: `hub ask`, `hub replay`, `hub run` and `hub wyoming` build it at start "
+            "(a few seconds, once per model and home), or run `hub models warm`")
+
+
+def _llm_residency(settings) -> str:
+    """When the local model is in memory (``[llm] keep_loaded_s``)."""
+    keep = settings.llm.keep_loaded_s
+    if settings.llm.url:
+        return "not needed (server)"
+    if keep < 0:
+        return "always loaded ([llm] keep_loaded_s < 0)"
+    after = "each call" if keep == 0 else f"{keep:g} s after the last"
+    return f"lazy: loaded on first use, freed after {after} ([llm] keep_loaded_s)"
 
 
 def _voice_line(settings) -> str:
@@ -116,6 +131,7 @@ def doctor_report(settings, store) -> dict:
         ("llama_cpp", "installed" if _found("llama_cpp") else "missing (pip install 'hub[llm]')"),
         _check("llm", lambda: _llm_line(settings)),
         _check("llm prompt cache", lambda: _llm_cache_line(hub)),
+        ("llm residency", _llm_residency(settings)),
         _check("tts voice", lambda: _voice_line(settings)),
         ("store", store.status()),
         _check("mqtt", lambda: _mqtt(settings)),

@@ -62,7 +62,8 @@ def _tts(hub):
 def _llm(hub):
     from hub.llm import make_llm
 
-    return make_llm(hub.settings.llm, hub.settings.home, hub.engines.rules().intent_names())
+    return make_llm(hub.settings.llm, hub.settings.home, hub.engines.rules().intent_names(),
+                    release=hub.entry == "run")  # long-lived: resident only while used
 
 
 def _faq(hub):

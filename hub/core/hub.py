@@ -187,6 +187,9 @@ class Hub:
         the turn ends as ``no_speech`` without running the recognizer. ``conversation``: the
         room or client it belongs to (default: the hub's default conversation).
         """
+        if not silent and self.engines.loaded("llm") and (self.llm_enabled("intent")
+                                                         or self.llm_enabled("answer")):
+            getattr(self.engines.llm(), "prefetch", lambda: None)()  # loads during the ASR
         return self._turn({"text": None, "silent": silent}, file=file, out_path=out_path,
                           started=started, conversation=conversation, samples=samples,
                           asr_stream=asr_stream)

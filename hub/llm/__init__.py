@@ -44,10 +44,13 @@ class LlmEngine(Protocol):
         ...
 
 
-def make_llm(settings: LlmSettings, home: HomeSettings, intents: Collection[str]) -> LlmEngine:
+def make_llm(settings: LlmSettings, home: HomeSettings, intents: Collection[str],
+             release: bool = False) -> LlmEngine:
     """Build the configured engine: the remote server when ``settings.url`` is set, else llama.cpp.
 
-    The model is loaded once, here. ``intents`` is the whitelist (``Rules.intent_names()``).
+    The model is loaded here and its prompt cache built; with ``release`` (long-lived
+    commands) it is then freed until its first use (``[llm] keep_loaded_s``), else it stays
+    ``keep_loaded_s`` seconds. ``intents`` is the whitelist (``Rules.intent_names()``).
 
     Raises:
         FatalError: the model is missing or corrupt (the message names the path), or
@@ -59,7 +62,7 @@ def make_llm(settings: LlmSettings, home: HomeSettings, intents: Collection[str]
         return RemoteEngine(settings, home, intents)
     from hub.llm.llama import make_llama_engine
 
-    return make_llama_engine(settings, home, intents)
+    return make_llama_engine(settings, home, intents, release=release)
 
 
 def interpret(engine: LlmEngine, text: str, *, home: HomeSettings, intents: Collection[str],

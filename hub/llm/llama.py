@@ -1,4 +1,4 @@
-"""llama.cpp adapter (``llama-cpp-python``): one model, loaded once, two short prompts.
+"""llama.cpp adapter (``llama-cpp-python``): one model, resident while used, two short prompts.
 
 - Classify: the home's few-shot prompt (:mod:`hub.llm.prompts`) with output constrained by a
   GBNF grammar made from the JSON schema (llama.cpp ``json_schema_to_gbnf``), greedy sampling.
@@ -6,10 +6,17 @@
   (among the allowed intents), not its self-reported number.
 - Answer: a short system prompt with the home's facts; text streamed sentence by sentence.
 - Prompt prefix caching: the KV state after each system prefix (everything before the user's
-  text) is evaluated once (at load for classify and answer, on first use for the strict
-  retry prompt) and saved; a call whose prefix is not the one in the
+  text) is evaluated once, at start (classify, the strict retry prompt and answer: each
+  takes seconds to evaluate, which a turn's deadline does not have; the uncancellable
+  evaluation of the strict one inside a timed-out retry held the model for tens of seconds
+  on a busy machine), and saved; a call whose prefix is not the one in the
   context restores it (``llama_state_set_data``), then ``Llama.generate`` reuses the longest
   common token prefix and evaluates only the user's text.
+- Residency (``[llm] keep_loaded_s``, :mod:`hub.llm.resident`): the model is freed that many
+  seconds after its last call and loaded again (0.3-0.4 s on 2 busy cores) by the next one,
+  whose prefix state is then read from the disk cache; long-lived commands (``hub run``,
+  ``hub wyoming``) build the cache at start and release the model right away
+  (:func:`make_llama_engine` ``release``); a voice turn prefetches it (:meth:`prefetch`).
 - Cancel: a stopping criterion checks the cancel event after every token (≈ 10 ms at
   135M), and breaking out of the stream ends generation.
 - Exit: a generation abandoned by a timed-out node may still be running in its worker thread
@@ -29,7 +36,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +44,7 @@ from hub.errors import (BadInputError, FatalError, InvalidOutputError, TimeoutEr
                         TransientError)
 from hub.llm import prompts
 from hub.llm.model import N_CTX, embedded_model_path, load_llama
+from hub.llm.resident import Resident
 from hub.llm.sentences import stream_sentences
 from hub.settings import HomeSettings, LlmSettings
 
@@ -48,6 +56,8 @@ LOCK_WAIT_S = 1.0
 """How long a call waits for the model while another generation holds it."""
 CLOSE_WAIT_S = 10.0
 """At exit, how long :meth:`LlamaEngine.close` waits for a running generation to stop."""
+PREFIX_KINDS = ("classify", "strict", "answer")
+"""The prompts whose prefix state is built at start and cached on disk."""
 MAX_INPUT_CHARS = 400
 """Longer user text is cut to this (keeps the prompt inside the context window)."""
 _CHATML = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
@@ -63,17 +73,24 @@ class _Prefix:
 
 
 class LlamaEngine:
-    """:class:`hub.llm.LlmEngine` over a loaded ``llama_cpp.Llama`` (see module docstring)."""
+    """:class:`hub.llm.LlmEngine` over a ``llama_cpp.Llama`` (see module docstring).
+
+    ``llm`` is the model loaded now (its chat template is read from it); ``load`` loads it
+    again after it was released (None: it stays resident until :meth:`close`).
+    """
 
     name = "llama.cpp"
 
-    def __init__(self, llm, settings: LlmSettings, home: HomeSettings, intents: Collection[str]):
+    def __init__(self, llm, settings: LlmSettings, home: HomeSettings, intents: Collection[str],
+                 load: Callable[[], object] | None = None):
         from llama_cpp import LlamaGrammar
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        self._llm, self._settings, self._home = llm, settings, home
+        self._settings, self._home = settings, home
         self._intents = tuple(intents)
-        self._lock = threading.Lock()
+        self._res = Resident(load or (lambda: llm), self._free,
+                             settings.keep_loaded_s if load is not None else -1.0, obj=llm)
+        self._closing = self._res.closing
         schema = prompts.intent_schema(self._intents, prompts.home_names(home))
         self._grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         template = llm.metadata.get("tokenizer.chat_template") or _CHATML
@@ -84,7 +101,31 @@ class LlamaEngine:
             "answer": lambda t: prompts.answer_messages(t, home),
         }
         self._prefixes: dict[str, _Prefix] = {}
-        self._closing = threading.Event()
+
+    @property
+    def _llm(self):
+        """The loaded ``Llama`` (None while released); use it only inside ``self._res.use``."""
+        return self._res.obj
+
+    @property
+    def loaded(self) -> bool:
+        """True while the model is in memory (see ``[llm] keep_loaded_s``)."""
+        return self._res.loaded
+
+    def _free(self, llm) -> None:
+        """Free ``llm`` and the prefix states read for it (under the resident lock)."""
+        self._prefixes.clear()
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()
+
+    def prefetch(self) -> bool:
+        """Load the model in the background if it was released (see ``Resident.prefetch``)."""
+        return self._res.prefetch()
+
+    def release(self) -> bool:
+        """Free the model now unless it is always resident or in use; True when freed."""
+        return self._res.release()
 
     def close(self, wait_s: float = CLOSE_WAIT_S) -> bool:
         """Stop every generation at its next token, wait for it to end, and free the model.
@@ -92,39 +133,37 @@ class LlamaEngine:
         Safe to call twice and from :mod:`atexit`. Returns False when a generation was still
         running after ``wait_s`` seconds (the model is then left loaded).
         """
-        self._closing.set()
-        if not self._lock.acquire(timeout=wait_s):
-            log.warning("llama.cpp generation still running after %.1f s at close", wait_s)
-            return False
-        try:
-            close = getattr(self._llm, "close", None)
-            if close is not None and self._llm is not None:
-                close()
-            self._llm = None
-        finally:
-            self._lock.release()
-        return True
+        return self._res.close(wait_s)
 
     def _stopped(self, cancel: threading.Event | None) -> bool:
         """True when this call was cancelled or the engine is closing."""
         return self._closing.is_set() or bool(cancel is not None and cancel.is_set())
 
-    def warm(self, kinds: Collection[str] = ("classify", "answer")) -> None:
-        """Evaluate and save the prompt prefixes now rather than on first use."""
-        with self._lock:
+    def warm(self, kinds: Collection[str] = PREFIX_KINDS) -> None:
+        """Evaluate and save the prompt prefixes now (on disk too) rather than on first use.
+
+        Raises:
+            TransientError: closing, or busy for longer than ``CLOSE_WAIT_S``.
+        """
+        with self._res.use(CLOSE_WAIT_S):
             for kind in kinds:
                 self._prefixes.setdefault(kind, self._save_prefix(self._builders[kind]))
 
-    def cache_ready(self, kinds: Collection[str] = ("classify", "answer")) -> bool:
+    def cache_ready(self, kinds: Collection[str] = PREFIX_KINDS) -> bool:
         """True when the prompt cache of every kind is on disk (:func:`prefix_cache_path`),
-        so the first turn restores it instead of evaluating the prompt."""
-        for kind in kinds:
-            a, b = self._tokens(self._builders[kind]("a")), self._tokens(self._builders[kind]("b"))
-            n = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
-            cached = prefix_cache_path(self._llm, tuple(a[:n]))
-            if cached is None or not cached.is_file():
-                return False
+        so the first turn restores it instead of evaluating the prompt (loads the model to
+        tokenize the prompts if it was released)."""
+        with self._res.use(CLOSE_WAIT_S):
+            for kind in kinds:
+                cached = prefix_cache_path(self._llm, self._prefix_tokens(self._builders[kind]))
+                if cached is None or not cached.is_file():
+                    return False
         return True
+
+    def _prefix_tokens(self, build) -> tuple[int, ...]:
+        """The tokens that every prompt made by ``build(text)`` shares."""
+        a, b = self._tokens(build("a")), self._tokens(build("b"))
+        return tuple(a[:next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)])
 
     def _tokens(self, messages: list[dict]) -> list[int]:
         """The prompt tokens of chat ``messages`` (the model's own chat template).
@@ -143,9 +182,7 @@ class LlamaEngine:
         The state is also kept on disk (:func:`prefix_cache_path`), so the next process with
         the same model and prompt loads it instead of evaluating the prompt again.
         """
-        a, b = self._tokens(build("a")), self._tokens(build("b"))
-        n = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
-        tokens = tuple(a[:n])
+        tokens = self._prefix_tokens(build)
         cached = prefix_cache_path(self._llm, tokens)
         if cached is not None and cached.is_file():
             return _Prefix(tokens, cached.read_bytes())
@@ -175,23 +212,24 @@ class LlamaEngine:
         llm.n_tokens = len(prefix.tokens)
         llm._requires_eval = True  # logits of a restored state are stale (llama.py contract)
 
-    def _stream(self, tokens: list[int], kind: str, cancel: threading.Event | None,
+    def _stream(self, messages: list[dict], kind: str, cancel: threading.Event | None,
                 finish: dict | None = None, **kwargs) -> Iterator[str]:
-        """Text pieces of one generation; holds the model until the stream ends or is closed.
+        """Text pieces of one generation of chat ``messages``; holds the model (loading it if
+        it was released) until the stream ends or is closed."""
+        with self._res.use(LOCK_WAIT_S):
+            yield from self._generate(self._tokens(messages), kind, cancel, finish, **kwargs)
+
+    def _generate(self, tokens: list[int], kind: str, cancel: threading.Event | None,
+                  finish: dict | None = None, **kwargs) -> Iterator[str]:
+        """Text pieces of one generation (the caller holds ``self._res.use``).
 
         ``finish["reason"]`` is set to llama.cpp's ``finish_reason`` (``"stop"``,
         ``"length"``) when the generation ends.
         """
         from llama_cpp import StoppingCriteriaList
 
-        if self._closing.is_set():
-            raise TransientError("llama.cpp is shutting down", node="llm")
-        if not self._lock.acquire(timeout=LOCK_WAIT_S):
-            raise TransientError("llama.cpp is busy with another generation", node="llm")
         chunks = None
         try:
-            if self._llm is None:
-                raise TransientError("llama.cpp is closed", node="llm")
             self._restore(kind)
             stop = StoppingCriteriaList([lambda _ids, _logits: self._stopped(cancel)])
             chunks = self._llm.create_completion(tokens, stream=True, stopping_criteria=stop,
@@ -209,7 +247,6 @@ class LlamaEngine:
         finally:
             if chunks is not None:
                 chunks.close()
-            self._lock.release()
 
     def classify(self, text: str, cancel: threading.Event | None = None,
                  strict: bool = False) -> str:
@@ -221,16 +258,17 @@ class LlamaEngine:
         """
         messages = prompts.classify_messages(text[:MAX_INPUT_CHARS], self._intents, self._home,
                                              strict)
-        tokens, finish = self._tokens(messages), {}
-        raw = "".join(self._stream(tokens, "strict" if strict else "classify", cancel, finish,
-                                   max_tokens=CLASSIFY_MAX_TOKENS, temperature=0.0,
-                                   grammar=self._grammar))
-        if self._stopped(cancel):
-            raise TimeoutError_("llm classify cancelled", node="llm_intent")
-        if finish.get("reason") == "length":
-            raise InvalidOutputError("llm classify output cut by the token limit",
-                                     node="llm_intent")
-        return self._with_confidence(raw, tokens)
+        with self._res.use(LOCK_WAIT_S):  # one hold: the confidence needs the same context
+            tokens, finish = self._tokens(messages), {}
+            raw = "".join(self._generate(tokens, "strict" if strict else "classify", cancel,
+                                         finish, max_tokens=CLASSIFY_MAX_TOKENS,
+                                         temperature=0.0, grammar=self._grammar))
+            if self._stopped(cancel):
+                raise TimeoutError_("llm classify cancelled", node="llm_intent")
+            if finish.get("reason") == "length":
+                raise InvalidOutputError("llm classify output cut by the token limit",
+                                         node="llm_intent")
+            return self._with_confidence(raw, tokens)
 
     def _with_confidence(self, raw: str, prompt: list[int]) -> str:
         """``raw`` with ``confidence`` replaced by the model's probability of its intent.
@@ -247,10 +285,7 @@ class LlamaEngine:
             return raw
         if not isinstance(intent, str):
             return raw
-        with self._lock:
-            if self._llm is None:
-                raise TransientError("llama.cpp is closed", node="llm")
-            obj["confidence"] = round(self._intent_probability(prompt, intent), 3)
+        obj["confidence"] = round(self._intent_probability(prompt, intent), 3)
         return json.dumps(obj)
 
     def _intent_probability(self, prompt: list[int], intent: str) -> float:
@@ -286,7 +321,7 @@ class LlamaEngine:
         """
         messages = prompts.answer_messages(question[:MAX_INPUT_CHARS], self._home)
         finish: dict = {}
-        pieces = self._stream(self._tokens(messages), "answer", cancel, finish,
+        pieces = self._stream(messages, "answer", cancel, finish,
                               max_tokens=self._settings.max_tokens, temperature=0.0,
                               repeat_penalty=1.1)
         return stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel,
@@ -328,12 +363,15 @@ def _llama_cpp():
     return low
 
 
-def make_llama_engine(settings: LlmSettings, home: HomeSettings,
-                      intents: Collection[str], warm: bool = True) -> LlamaEngine:
+def make_llama_engine(settings: LlmSettings, home: HomeSettings, intents: Collection[str],
+                      warm: bool = True, release: bool = False) -> LlamaEngine:
     """Load the configured GGUF (or the embedded SmolLM2) and build the engine.
 
     With ``warm`` (the default) the prompt cache is built or loaded now; without, only the
-    model is loaded (``hub doctor`` asks :meth:`LlamaEngine.cache_ready`).
+    model is loaded (``hub doctor`` asks :meth:`LlamaEngine.cache_ready`). With ``release``
+    (long-lived commands) the model is then freed unless ``[llm] keep_loaded_s`` is negative;
+    the first call loads it again. Otherwise it is freed ``keep_loaded_s`` after warm-up or
+    its last call.
 
     Raises:
         FatalError: the model is missing or cannot be loaded; the message names the path.
@@ -341,9 +379,13 @@ def make_llama_engine(settings: LlmSettings, home: HomeSettings,
     path = Path(settings.model).expanduser() if settings.model else embedded_model_path()
     llm = load_llama(path, settings.threads)
     try:
-        engine = LlamaEngine(llm, settings, home, intents)
+        engine = LlamaEngine(llm, settings, home, intents,
+                             load=lambda: load_llama(path, settings.threads))
+        del llm
         if warm:
             engine.warm()
+        if release:
+            engine.release()
     except (ValueError, RuntimeError) as exc:
         raise FatalError(f"cannot prepare LLM model {path}: {exc}", node="llm",
                          file=str(path)) from None

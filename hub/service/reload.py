@@ -70,7 +70,8 @@ def reload_hub(old_hub, args):
         return None
     kept = hub.engines.share(old_hub.engines, shareable(old_hub.settings, settings))
     later = needs_restart(old_hub.settings, settings)
-    hub.engines.warm([n for n in ("rules", "asr") if n not in kept])
+    llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
+    hub.engines.warm([n for n in ("rules", "asr", *llm) if n not in kept])  # LLM cache: now
     log.warning("config reloaded (models kept: %s)%s", ", ".join(kept) or "none",
                 f"; restart to apply: {', '.join(later)}" if later else "")
     return hub

@@ -112,8 +112,12 @@ def _voice(hub):
 
 
 def warm(hub) -> None:
-    """Load the engines the server offers (failures are logged; those parts are left out)."""
-    hub.engines.warm(["asr", "rules", "devices", "tts"])
+    """Load the engines the server offers (failures are logged; those parts are left out).
+
+    The LLM's prompt cache is built here when the LLM is on for ``run``, never in a turn.
+    """
+    llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
+    hub.engines.warm(["asr", "rules", "devices", "tts"] + llm)
 
 
 async def _zeroconf(uri: str):
