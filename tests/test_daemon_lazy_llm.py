@@ -3,7 +3,7 @@
 The daemon builds the prompt cache at start and frees the model; a question the rules miss
 (sent as a Wyoming ``transcript`` to the daemon's own server, so the whole turn graph runs in
 the daemon) loads it again and is answered by the LLM; ``keep_loaded_s`` later it is freed
-again; a voice command loads it ahead (prefetch, while the recognizer runs); SIGTERM then
+again; a voice command the grammar-bound recognizer hears does not load it; SIGTERM then
 ends the process cleanly (llama.cpp stopped before exit).
 """
 
@@ -81,12 +81,15 @@ def test_daemon_frees_the_llm_after_start_and_a_question_loads_it_again(server, 
         assert count(daemon, "llm loaded in") == 1, "\n".join(daemon.stderr[-40:])
         # freed again keep_loaded_s after the turn (a timed-out generation first ends)
         assert _wait(lambda: count(daemon, "llm released") == 2, 60), daemon.stderr[-20:]
-        # a voice turn prefetches it while the recognizer runs; stopped right after it
+        # a voice command (grammar-bound recognizer: the rules answer it) does not load it
         feeder = Feeder(server["HUB_TEST_MIC_FIFO"])
         feeder.say(np.concatenate([synth("okay nabu"), silence(0.5),
                                    synth("turn on the kitchen light"), silence(1.5)]))
         assert daemon.wait_log("utterance of", 60), daemon.stderr[-20:]
-        assert _wait(lambda: count(daemon, "llm loaded in") == 2, 60), daemon.stderr[-20:]
+        listening = count(daemon, "state: listening")
+        assert _wait(lambda: count(daemon, "state: listening") > listening, 60), \
+            daemon.stderr[-20:]  # the turn ended
+        assert not _wait(lambda: count(daemon, "llm loaded in") > 1, 5), daemon.stderr[-20:]
         code = daemon.stop(signal.SIGTERM)
     finally:
         daemon.stop(signal.SIGKILL)

@@ -278,16 +278,20 @@ def test_run_entry_releases_the_llm_after_warm_up_and_its_first_question_loads_i
         ask.engines.llm().close()
 
 
-def test_a_voice_turn_of_hub_run_prefetches_the_released_llm():
+def test_a_voice_turn_of_hub_run_prefetches_the_released_llm_only_for_open_vocabulary():
     import numpy as np
 
     from hub.core.hub import Hub
 
     hub = Hub(load_settings(None), entry="run", speak=False)
     try:
-        hub.engines.warm(["rules", "llm"])
+        hub.engines.warm(["rules", "llm", "asr"])
         engine = hub.engines.llm()
         assert not engine.loaded
+        assert hub.engines.asr().open_vocabulary is False  # PocketSphinx: grammar-bound
+        hub.answer_audio(np.zeros(16000, dtype=np.int16))
+        assert not engine.loaded  # only grammar sentences can be heard: rules answer them
+        hub.engines.asr().open_vocabulary = True  # as Vosk without a grammar
         hub.answer_audio(np.zeros(16000, dtype=np.int16))  # no speech: the LLM is not asked
         assert wait_for(lambda: engine.loaded, 30)  # ... but was loaded while ASR ran
     finally:

@@ -68,6 +68,8 @@ class AsrEngine(Protocol):
     """A loaded recognizer; :meth:`stream` per turn, :meth:`transcribe` for whole buffers."""
 
     name: str
+    open_vocabulary: bool
+    """True when the recognizer can hear any sentence (not only the grammar's)."""
 
     def stream(self) -> AsrStream: ...
 

@@ -77,6 +77,7 @@ class PocketSphinxEngine:
     """
 
     name = "pocketsphinx"
+    open_vocabulary = False  # grammar-bound: only the grammar's sentences are heard
 
     def __init__(self, settings, vocab=None):
         self.settings = settings

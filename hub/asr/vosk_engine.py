@@ -68,6 +68,7 @@ class VoskEngine:
         self.model = model if model is not None else load_model(self.model_path)
         self.vocab = vocab
         self.grammar = self._grammar()
+        self.open_vocabulary = self.grammar is None
 
     def _grammar(self) -> list[str] | None:
         """The grammar list when restricting and the model supports one, else None."""

@@ -178,6 +178,16 @@ class Hub:
                                           chunks[0].rate if chunks else tts.rate)
 
     # -- turns ---------------------------------------------------------------------------------
+    def _llm_may_follow(self) -> bool:
+        """True when a voice turn may reach the LLM, so a released model is worth loading
+        while the recognizer runs: the LLM is on and the recognizer is open-vocabulary (a
+        grammar-bound one only hears sentences the rules match)."""
+        if not self.engines.loaded("llm"):
+            return False
+        if not (self.llm_enabled("intent") or self.llm_enabled("answer")):
+            return False
+        return bool(getattr(self.engines.asr(), "open_vocabulary", True))
+
     def answer_audio(self, samples, *, file: str | None = None, out_path: str | None = None,
                      asr_stream=None, started: float | None = None, silent: bool = False,
                      conversation: Conversation | None = None) -> TurnResult:
@@ -187,8 +197,7 @@ class Hub:
         the turn ends as ``no_speech`` without running the recognizer. ``conversation``: the
         room or client it belongs to (default: the hub's default conversation).
         """
-        if not silent and self.engines.loaded("llm") and (self.llm_enabled("intent")
-                                                         or self.llm_enabled("answer")):
+        if not silent and self._llm_may_follow():
             getattr(self.engines.llm(), "prefetch", lambda: None)()  # loads during the ASR
         return self._turn({"text": None, "silent": silent}, file=file, out_path=out_path,
                           started=started, conversation=conversation, samples=samples,
