@@ -99,10 +99,12 @@ class LlmSettings:
     """Below this confidence an LLM intent is never acted on."""
     max_tokens: Annotated[int, Field(ge=1, le=4096)] = 64
     """Most tokens in one answer."""
+    answer_min_logprob: Annotated[float, Field(le=0, allow_inf_nan=False)] = -0.5
+    """An answer is spoken only while the local model's mean top-token log-probability is at least this (``-0.5`` ≈ 60 % per token); below it the hub says it is not sure instead of guessing (BENCHMARKS.md, "LLM answers"). ``-100``: never withheld; not applied to ``url``."""
     budget_s: Annotated[float, Field(ge=0.1)] = 6.0
     """Time the LLM path may spend in a turn, its one retry included."""
     keep_loaded_s: Annotated[float, Field(le=31_536_000, allow_inf_nan=False)] = 120.0
-    """Seconds the local model stays in memory after its last use (like Ollama's ``keep_alive``); the next use loads it again and restores its prompt cache from disk (≈ 0.5 s on 2 busy cores; a voice turn starts that while the recognizer runs). ``0``: freed after each LLM call; negative (e.g. ``-1``): always loaded. ``hub run`` and ``hub wyoming`` build the prompt cache at start, then free the model until the first question."""
+    """Seconds the local model stays in memory after its last use (like Ollama's ``keep_alive``); the next use loads it again and restores its prompt cache from disk (≈ 0.5 s on 2 busy cores; with an open-vocabulary recognizer a voice turn starts that while it runs). ``0``: freed after each LLM call; negative (e.g. ``-1``): always loaded. ``hub run`` and ``hub wyoming`` build the prompt cache at start, then free the model until the first question."""
     timeout_s: Annotated[float, Field(gt=0)] = 5.0
     """Remote server: longest wait for the connection or for one read of the stream, seconds."""
     remote_model: str = ""

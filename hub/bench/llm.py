@@ -3,7 +3,8 @@
 - accuracy on ``hub/bench/data/paraphrases.toml`` (commands and questions the rules may miss):
   rules alone vs rules + LLM, and whether any turn acted on an entity it did not name;
 - answer TTFA (end of input -> first answer audio ready) p50 for the questions;
-- with the LLM hung: TTFA p100 against the LLM budget + 100 ms.
+- with the LLM hung: TTFA p100 against the LLM budget + 100 ms;
+- general-knowledge answers: right, made up or withheld (:mod:`hub.bench.answers`).
 """
 
 from __future__ import annotations
@@ -87,4 +88,6 @@ def llm_suite(settings, limit: int = 0) -> list[str]:
               f"- LLM hung (`llm_intent=hang`): TTFA p100 {max(hung_ttfa):.0f} ms over 5 turns; "
               f"limit: LLM budget + 100 = {budget + 100:.0f} ms (the first turn's breaker "
               "counts; later turns skip it once it opens)"]
-    return lines
+    from hub.bench.answers import answers_report
+
+    return lines + [""] + answers_report(settings, limit)

@@ -31,10 +31,8 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import hashlib
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -43,9 +41,10 @@ from pathlib import Path
 from hub.errors import (BadInputError, FatalError, InvalidOutputError, TimeoutError_,
                         TransientError)
 from hub.llm import prompts
-from hub.llm.model import N_CTX, embedded_model_path, load_llama
+from hub.llm.model import embedded_model_path, load_llama
 from hub.llm.resident import Resident
-from hub.llm.sentences import stream_sentences
+from hub.llm.prefix_cache import prefix_cache_path, read_state, write_state
+from hub.llm.sentences import stream_sentences, withhold_unsure
 from hub.settings import HomeSettings, LlmSettings
 
 log = logging.getLogger(__name__)
@@ -184,8 +183,9 @@ class LlamaEngine:
         """
         tokens = self._prefix_tokens(build)
         cached = prefix_cache_path(self._llm, tokens)
-        if cached is not None and cached.is_file():
-            return _Prefix(tokens, cached.read_bytes())
+        state = read_state(cached)
+        if state is not None:
+            return _Prefix(tokens, state)
         llm = self._llm
         llm.reset()
         llm.eval(list(tokens))
@@ -194,7 +194,7 @@ class LlamaEngine:
         used = _llama_cpp().llama_state_get_data(llm.ctx, buf, size)
         prefix = _Prefix(tokens, bytes(buf)[:used])
         if cached is not None:
-            _write_atomic(cached, prefix.state)
+            write_state(cached, prefix.state)
         return prefix
 
     def _restore(self, kind: str) -> None:
@@ -220,18 +220,25 @@ class LlamaEngine:
             yield from self._generate(self._tokens(messages), kind, cancel, finish, **kwargs)
 
     def _generate(self, tokens: list[int], kind: str, cancel: threading.Event | None,
-                  finish: dict | None = None, **kwargs) -> Iterator[str]:
+                  finish: dict | None = None, sureness: list[float] | None = None,
+                  **kwargs) -> Iterator[str]:
         """Text pieces of one generation (the caller holds ``self._res.use``).
 
         ``finish["reason"]`` is set to llama.cpp's ``finish_reason`` (``"stop"``,
-        ``"length"``) when the generation ends.
+        ``"length"``) when the generation ends. ``sureness`` gets, for each generated token,
+        the log-probability of the most likely token at its position (:meth:`_top_logprob`).
         """
         from llama_cpp import StoppingCriteriaList
 
         chunks = None
         try:
             self._restore(kind)
-            stop = StoppingCriteriaList([lambda _ids, _logits: self._stopped(cancel)])
+            def stop_here(_ids, _logits) -> bool:
+                if sureness is not None:
+                    sureness.append(self._top_logprob())
+                return self._stopped(cancel)
+
+            stop = StoppingCriteriaList([stop_here])
             chunks = self._llm.create_completion(tokens, stream=True, stopping_criteria=stop,
                                                  **kwargs)
             for chunk in chunks:
@@ -314,46 +321,38 @@ class LlamaEngine:
             llm.eval([token])
         return prob
 
+    def _top_logprob(self) -> float:
+        """log P of the most likely next token, from the logits llama.cpp computed last
+        (the distribution the token just sampled was drawn from): max(logits) − logsumexp."""
+        import numpy as np
+
+        logits = np.ctypeslib.as_array(_llama_cpp().llama_get_logits(self._llm.ctx),
+                                       shape=(self._llm.n_vocab(),))
+        top = float(logits.max())
+        return -float(np.log(np.exp(logits - top).sum()))
+
     def answer(self, question: str, cancel: threading.Event | None = None) -> Iterator[str]:
         """At most two sentences answering ``question``, each yielded as soon as it is complete.
 
         Generation stops at the second sentence, at ``max_tokens``, or when ``cancel`` is set.
+        A sentence the model was unsure of (``[llm] answer_min_logprob``) is not said:
+        :func:`hub.llm.sentences.withhold_unsure`.
         """
         messages = prompts.answer_messages(question[:MAX_INPUT_CHARS], self._home)
         finish: dict = {}
-        pieces = self._stream(messages, "answer", cancel, finish,
+        sureness: list[float] = []
+        pieces = self._stream(messages, "answer", cancel, finish, sureness=sureness,
                               max_tokens=self._settings.max_tokens, temperature=0.0,
                               repeat_penalty=1.1)
-        return stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel,
-                                keep_tail=lambda: finish.get("reason") != "length")
+        sentences = stream_sentences(pieces, prompts.ANSWER_SENTENCES, cancel,
+                                     keep_tail=lambda: finish.get("reason") != "length")
+        return withhold_unsure(sentences, lambda: _mean(sureness),
+                               self._settings.answer_min_logprob)
 
 
-def prefix_cache_path(llm, tokens: tuple[int, ...]) -> Path | None:
-    """Where the KV state after ``tokens`` is cached for this model file, or None.
-
-    The key hashes the model file's path, size and mtime, the context size and the tokens;
-    the folder is ``$XDG_CACHE_HOME/hub/llm`` (``~/.cache/hub/llm``).
-    """
-    path = getattr(llm, "model_path", None)
-    if not path or not os.path.isfile(path):
-        return None
-    st = os.stat(path)
-    key = hashlib.sha256(repr((os.path.abspath(path), st.st_size, st.st_mtime_ns, N_CTX,
-                               tokens)).encode()).hexdigest()[:32]
-    from hub.paths import cache_dir
-
-    return cache_dir("llm", f"prefix-{key}.state")
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file; a failure only skips the cache."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.part")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        log.warning("LLM prompt cache not written (%s): %s", path, exc)
+def _mean(values: list[float]) -> float:
+    """The mean of ``values``; 0.0 (sure) when there are none yet."""
+    return sum(values) / len(values) if values else 0.0
 
 
 def _llama_cpp():

@@ -81,6 +81,34 @@ def stream_sentences(
             close()
 
 
+UNSURE = "I'm not sure about that."
+"""Said instead of an answer the model was not sure of (:func:`withhold_unsure`)."""
+
+
+def withhold_unsure(sentences: Iterable[str], sureness: Callable[[], float],
+                    minimum: float) -> Iterator[str]:
+    """Each sentence of ``sentences`` while ``sureness()`` is at least ``minimum``.
+
+    ``sureness()`` is read as each sentence arrives (for a local model, the mean log-probability
+    of its most likely token over what it generated so far). The first sentence below
+    ``minimum`` is replaced by :data:`UNSURE`; a later one ends the answer (what was said
+    stays, nothing unsure is added). A small model that is unsure of its words is usually
+    wrong (measured in BENCHMARKS.md, "LLM answers"), and a wrong fact is worse than none.
+    """
+    source = iter(sentences)
+    try:
+        for index, sentence in enumerate(source):
+            if sureness() < minimum:
+                if index == 0:
+                    yield UNSURE
+                return
+            yield sentence
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()
+
+
 def split_sentences(text: str, max_sentences: int | None = None) -> list[str]:
     """All cleaned sentences of ``text`` (a thin wrapper over :func:`stream_sentences`)."""
     return list(stream_sentences([text], max_sentences))
