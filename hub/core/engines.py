@@ -79,6 +79,24 @@ DEFAULT_FACTORIES: dict[str, Callable] = {
 """Engine factories by name; each takes the Hub and returns the engine."""
 
 
+def release_free_memory() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim(0)``; no-op
+    elsewhere). Loading the models and rendering the canned answers leaves tens of MB of
+    freed buffers in the heap; the idle daemon would otherwise keep them resident."""
+    import ctypes
+    import ctypes.util
+    import gc
+
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        trim = None
+    if trim is not None:
+        trim(0)
+
+
 class Engines:
     """Engines built on first use, once; a failed build is remembered for ``retry_after_s``.
 
@@ -144,6 +162,7 @@ class Engines:
             thread.join()
         if "tts" in names:
             self._hub.prerender()
+        release_free_memory()
 
     def share(self, other: "Engines", names) -> list[str]:
         """Take over the engines ``names`` that ``other`` has built (a reload keeps its models).
