@@ -58,12 +58,28 @@ def idle(seconds: float, no_llm: bool = False) -> dict:
                 "rss_mb": round(mem.rss / 2**20), "uss_mb": round(mem.uss / 2**20),
                 "pss_mb": round(mem.pss / 2**20), "anon_mb": round(rollup["Anonymous"] / 1024),
                 "file_mb": round((rollup["Rss"] - rollup["Anonymous"]) / 1024),
-                "threads": proc.num_threads(), "load_avg": [round(x, 2) for x in os.getloadavg()]}
+                "threads": proc.num_threads(), "load_avg": [round(x, 2) for x in os.getloadavg()],
+                "largest_mappings_mb": _largest_mappings(daemon.proc.pid, 12)}
     finally:
         daemon.stop()
         if feeder is not None:
             feeder.close()
         stop_server(env)
+
+
+def _largest_mappings(pid: int, count: int) -> dict:
+    """The ``count`` largest resident mappings of ``/proc/PID/smaps`` (MB), summed by name
+    (a file's path, ``[heap]``, or ``[anon]`` for nameless anonymous mappings)."""
+    sizes: dict[str, int] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+            name = fields[5] if len(fields) > 5 else "[anon]"
+        elif fields and fields[0] == "Rss:":
+            sizes[name] = sizes.get(name, 0) + int(fields[1])
+    top = sorted(sizes.items(), key=lambda item: -item[1])[:count]
+    return {Path(k).name if k.startswith("/") else k: round(v / 1024, 1) for k, v in top}
 
 
 def _smaps_rollup(pid: int) -> dict:

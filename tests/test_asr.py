@@ -140,7 +140,8 @@ def test_a_segment_decodes_the_same_whatever_was_heard_before(engine):
 
 def test_the_wide_beam_retry_leaves_no_search_behind(engine, monkeypatch):
     """oov_3 fits no sentence with the default beams: the retry builds the wide-beam search
-    for that segment and removes it, and the next command is decoded with the grammar."""
+    for that segment and removes it (its memory given back: RSS does not keep it), and the
+    next command is decoded with the grammar."""
     from hub.asr.pocketsphinx_engine import PocketSphinxEngine
     from hub.asr.sphinx_decoder import WIDE
 
@@ -148,8 +149,14 @@ def test_the_wide_beam_retry_leaves_no_search_behind(engine, monkeypatch):
     decode_wide = PocketSphinxEngine.decode_wide
     monkeypatch.setattr(PocketSphinxEngine, "decode_wide",
                         lambda self, *a: retries.append(1) or decode_wide(self, *a))
+    import psutil
+
+    engine.transcribe(read(REF))  # the grammar search's own buffers have grown
+    before = psutil.Process().memory_info().rss
     transcript = engine.transcribe(read(recording("real", "oov_3")))
+    grown_mb = (psutil.Process().memory_info().rss - before) / 2**20
     assert retries and transcript.rejected and transcript.text == ""
+    assert grown_mb < 30, grown_mb  # the freed wide search (about 70 MB) is given back
     with pytest.raises(KeyError):
         engine.decoder.activate_search(WIDE)
     assert engine.transcribe(read(REF)).text == "turn on the tv"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from hub.errors import FatalError
+from hub.resilience.memory import release_free_memory
 
 PHONE_LOOP = "phone_loop"
 """Name of the phone-loop search (rejection)."""
@@ -123,7 +124,8 @@ class SphinxDecoder:
 
     def run_wide(self, audio: bytes, mean: str) -> Decoded:
         """Decode ``audio`` with the grammar and :data:`WIDE_BEAMS`: a search built for this
-        pass (a search takes its beams from the config when it is built) and removed after.
+        pass (a search takes its beams from the config when it is built) and removed after; its
+        memory is given back to the system (:func:`hub.resilience.memory.release_free_memory`).
 
         Raises:
             FatalError: the grammar file cannot be read again.
@@ -145,6 +147,7 @@ class SphinxDecoder:
         finally:
             decoder.activate_search(self.main)
             decoder.remove_search(WIDE)
+            release_free_memory(collect=False)  # else the 70 MB search stays resident
 
 
 def _nbest(decoder) -> list[str]:

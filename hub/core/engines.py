@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from hub.errors import FatalError, HubError
+from hub.resilience.memory import release_free_memory
 
 log = logging.getLogger("hub.core.engines")
 
@@ -77,24 +78,6 @@ DEFAULT_FACTORIES: dict[str, Callable] = {
     "devices": _devices,
 }
 """Engine factories by name; each takes the Hub and returns the engine."""
-
-
-def release_free_memory() -> None:
-    """Give the C heap's free pages back to the system (glibc ``malloc_trim(0)``; no-op
-    elsewhere). Loading the models and rendering the canned answers leaves tens of MB of
-    freed buffers in the heap; the idle daemon would otherwise keep them resident."""
-    import ctypes
-    import ctypes.util
-    import gc
-
-    gc.collect()
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
-        trim = None
-    if trim is not None:
-        trim(0)
 
 
 class Engines:
