@@ -286,6 +286,14 @@ def test_vocab_cache_is_reused(settings, tmp_path):
     assert build_vocab(changed, tmp_path).directory != first.directory
 
 
+def test_the_cmudict_is_not_kept_after_the_vocabulary_is_built(settings, tmp_path):
+    """The full CMUdict (about 40 MB of Python objects) is only needed to generate."""
+    from hub.asr.lexicon import load_cmudict
+
+    build_vocab(settings.home, tmp_path)
+    assert load_cmudict.cache_info().currsize == 0
+
+
 def test_vocab_contents(settings, tmp_path):
     vocab = build_vocab(settings.home, tmp_path)
     words = vocab.dict_path.read_text().split("\n")

@@ -5,8 +5,9 @@
   measured best on shared/audio. Unrestricted: the wheel's en-us trigram LM and CMUdict.
 - Segments: PocketSphinx's ``Endpointer`` (WebRTC-style VAD) splits the stream at pauses of
   about :data:`VAD_WINDOW_S`; silence never reaches the decoder (BC-07 d).
-- Rejection (restricted only): the en-us phone loop ("allphone") runs on the same audio; each grammar word's acoustic score is compared with the phone loop's over the
-  same frames, and the frame-weighted mean log-likelihood ratio is the segment's confidence
+- Rejection (restricted only): the en-us phone loop ("allphone") runs on the same audio;
+  each grammar word's acoustic score is compared with the phone loop's over the same frames,
+  and the frame-weighted mean log-likelihood ratio is the segment's confidence
   (filler-model normalisation: Rose & Paul 1990; Jiang, "Confidence measures for speech
   recognition: a survey", Speech Communication 2005). Below ``settings.reject_llr`` the
   segment is rejected: forced into the grammar, out-of-vocabulary speech fits worse than
@@ -116,9 +117,9 @@ def _read_questions(vocab) -> str | None:
 class PocketSphinxStream:
     """One turn: VAD-segmented; each segment is decoded when it ends.
 
-    A segment is decoded as one utterance (``full_utt``: cepstral mean normalisation over the
-    whole segment, which measured more accurate and better calibrated for rejection than live
-    CMN), so there are no word-by-word partials: :meth:`accept` returns a segment's text when
+    A segment is decoded as one utterance (cepstral mean normalisation over the whole segment,
+    which measured more accurate and better calibrated for rejection than live CMN; see
+    :mod:`hub.asr.sphinx_decoder`), so there are no word-by-word partials: :meth:`accept` returns a segment's text when
     the segment closes. Segments longer than ``settings.max_utterance_s`` are closed there.
     """
 
