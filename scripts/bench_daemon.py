@@ -217,7 +217,8 @@ def main() -> int:
     parser.add_argument("--no-llm", action="store_true",
                         help="idle: [llm] off in run (intents_on/answers_on without run)")
     args = parser.parse_args()
-    result = {"idle": lambda: idle(args.seconds or 60.0, args.no_llm), "barge-in": lambda: barge_in(args.rounds),
+    result = {"idle": lambda: idle(args.seconds or 60.0, args.no_llm),
+              "barge-in": lambda: barge_in(args.rounds),
               "echo": lambda: echo(args.answers),
               "speech": lambda: speech(args.seconds or 600.0)}[args.bench]()
     print(json.dumps(result))
