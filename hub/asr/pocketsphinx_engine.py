@@ -120,7 +120,8 @@ class PocketSphinxStream:
     A segment is decoded as one utterance (cepstral mean normalisation over the whole segment,
     which measured more accurate and better calibrated for rejection than live CMN; see
     :mod:`hub.asr.sphinx_decoder`), so there are no word-by-word partials: :meth:`accept`
-    returns a segment's text when the segment closes. Segments longer than ``settings.max_utterance_s`` are closed there.
+    returns a segment's text when the segment closes. Segments longer than
+    ``settings.max_utterance_s`` are closed there.
     """
 
     def __init__(self, engine: PocketSphinxEngine):
