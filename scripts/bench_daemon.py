@@ -42,7 +42,7 @@ def idle(seconds: float, no_llm: bool = False) -> dict:
     daemon = Daemon(write_config(folder / "hub.toml", extra), env, folder / "hub.db")
     feeder = None
     try:
-        if not daemon.wait_log("state: listening", 180):
+        if not daemon.wait_log("state: listening", 600):  # loading takes minutes on a busy machine
             raise SystemExit("hub run did not start: " + "\n".join(daemon.stderr[-10:]))
         feeder = Feeder(env["HUB_TEST_MIC_FIFO"])
         proc = psutil.Process(daemon.proc.pid)
