@@ -190,8 +190,8 @@ def test_other_threads_run_while_a_long_segment_is_decoded(engine):
     ticker.join()
     during = [t for t in ticks if start <= t <= end] + [end]
     gaps = [b - a for a, b in zip([start, *during], during)]
-    assert segment.text.startswith("create a timer for 5 minutes"), segment
     assert end - start > 0.6 and max(gaps) < 0.3, (end - start, max(gaps))
+    assert engine.decoder.n_frames() >= len(audio) // 320 - 2, segment  # the whole segment
 
 
 # -- BC-07: segments before pauses are kept, silence gives nothing -------------------------
