@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Daemon benchmarks on a real PulseAudio server of their own (scripts/start-test-audio.sh).
 
-    python scripts/bench_daemon.py idle [--seconds 60]     idle RSS and CPU-seconds per minute
+    python scripts/bench_daemon.py idle [--seconds 60] [--no-llm]
+                                                           idle RSS and CPU-seconds per minute
     python scripts/bench_daemon.py barge-in [--rounds 5]   wake word 0.3 s into a 4 s answer:
                                                            end of wake word -> answer silent
     python scripts/bench_daemon.py echo [--answers 100]    own answers played back into the mic
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -26,18 +28,21 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 
-def idle(seconds: float) -> dict:
-    """RSS (MB) and CPU-seconds per minute of ``hub run`` listening to silence."""
+def idle(seconds: float, no_llm: bool = False) -> dict:
+    """RSS, USS, PSS, anonymous and file-backed resident memory (MB) and CPU-seconds per
+    minute of ``hub run`` listening to silence; ``no_llm``: with ``[llm]`` off in ``run``
+    (the LLM is then not loaded at start)."""
     import psutil
 
     from daemon_live import Daemon, Feeder, start_server, stop_server, write_config
 
     folder = Path(tempfile.mkdtemp(prefix="hub-bench-"))
     env = start_server(folder / "pulse")
-    daemon = Daemon(write_config(folder / "hub.toml"), env, folder / "hub.db")
+    extra = "[llm]\nintents_on = []\nanswers_on = []\n" if no_llm else ""
+    daemon = Daemon(write_config(folder / "hub.toml", extra), env, folder / "hub.db")
     feeder = None
     try:
-        if not daemon.wait_log("state: listening", 180):
+        if not daemon.wait_log("state: listening", 600):  # loading takes minutes on a busy machine
             raise SystemExit("hub run did not start: " + "\n".join(daemon.stderr[-10:]))
         feeder = Feeder(env["HUB_TEST_MIC_FIFO"])
         proc = psutil.Process(daemon.proc.pid)
@@ -47,15 +52,43 @@ def idle(seconds: float) -> dict:
         cpu = sum(proc.cpu_times()[:2]) - cpu0
         elapsed = time.monotonic() - t0
         mem = proc.memory_full_info()
-        return {"bench": "idle", "seconds": round(elapsed, 1),
+        rollup = _smaps_rollup(daemon.proc.pid)
+        return {"bench": "idle", "llm": not no_llm, "seconds": round(elapsed, 1),
                 "cpu_s_per_min": round(cpu / elapsed * 60, 2),
                 "rss_mb": round(mem.rss / 2**20), "uss_mb": round(mem.uss / 2**20),
-                "pss_mb": round(mem.pss / 2**20), "threads": proc.num_threads()}
+                "pss_mb": round(mem.pss / 2**20), "anon_mb": round(rollup["Anonymous"] / 1024),
+                "file_mb": round((rollup["Rss"] - rollup["Anonymous"]) / 1024),
+                "threads": proc.num_threads(), "load_avg": [round(x, 2) for x in os.getloadavg()],
+                "largest_mappings_mb": _largest_mappings(daemon.proc.pid, 12)}
     finally:
         daemon.stop()
         if feeder is not None:
             feeder.close()
         stop_server(env)
+
+
+def _largest_mappings(pid: int, count: int) -> dict:
+    """The ``count`` largest resident mappings of ``/proc/PID/smaps`` (MB), summed by name
+    (a file's path, ``[heap]``, or ``[anon]`` for nameless anonymous mappings)."""
+    sizes: dict[str, int] = {}
+    name = "[anon]"
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and ":" not in fields[0]:  # a mapping's header line
+            name = fields[5] if len(fields) > 5 else "[anon]"
+        elif fields and fields[0] == "Rss:":
+            sizes[name] = sizes.get(name, 0) + int(fields[1])
+    top = sorted(sizes.items(), key=lambda item: -item[1])[:count]
+    return {Path(k).name if k.startswith("/") else k: round(v / 1024, 1) for k, v in top}
+
+
+def _smaps_rollup(pid: int) -> dict:
+    """``/proc/PID/smaps_rollup`` as {field: kB}."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        key, _, value = line.partition(":")
+        fields[key] = int(value.split()[0])
+    return fields
 
 
 def _in_process(folder: Path):
@@ -181,8 +214,11 @@ def main() -> int:
                         help="idle: 60 s of listening; speech: 600 s of audio")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--answers", type=int, default=100)
+    parser.add_argument("--no-llm", action="store_true",
+                        help="idle: [llm] off in run (intents_on/answers_on without run)")
     args = parser.parse_args()
-    result = {"idle": lambda: idle(args.seconds or 60.0), "barge-in": lambda: barge_in(args.rounds),
+    result = {"idle": lambda: idle(args.seconds or 60.0, args.no_llm),
+              "barge-in": lambda: barge_in(args.rounds),
               "echo": lambda: echo(args.answers),
               "speech": lambda: speech(args.seconds or 600.0)}[args.bench]()
     print(json.dumps(result))

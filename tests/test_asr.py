@@ -105,6 +105,95 @@ def test_out_of_vocabulary_speech_gives_no_intent(engine, rules, path):
     assert intent_of(rules, transcript.alternatives) is None
 
 
+def test_one_decoder_holds_the_grammar_and_the_phone_loop(settings, cache, monkeypatch):
+    """One copy of the acoustic model: the phone loop is a search of the grammar's decoder."""
+    import pocketsphinx
+
+    made = []
+
+    class Counted(pocketsphinx.Decoder):
+        def __init__(self, *args, **kwargs):
+            made.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(pocketsphinx, "Decoder", Counted)
+    engine = make_asr_engine(settings.asr, settings.home, cache_dir=cache)
+    assert len(made) == 1
+    transcript = engine.transcribe(read(recording("generated", "turn on the TV")))
+    assert transcript.text == "turn on the tv" and not transcript.rejected
+    assert len(made) == 1
+
+
+def test_a_segment_decodes_the_same_whatever_was_heard_before(engine):
+    """Each pass starts from a fresh feature pipeline: the result of a segment (text and
+    phone-loop confidence) does not depend on the segments decoded before it."""
+    from hub.asr.pocketsphinx_engine import decode_segment
+
+    audio = read(recording("real", "is the Front Door locked")).tobytes()
+    first = decode_segment(engine, audio)
+    for other in ("turn on the TV", "create a timer for 5 minutes"):
+        decode_segment(engine, read(recording("generated", other)).tobytes())
+        again = decode_segment(engine, audio)
+        assert (again.text, again.rejected, again.confidence) == \
+            (first.text, first.rejected, first.confidence)
+
+
+def test_the_wide_beam_retry_leaves_no_search_behind(engine, monkeypatch):
+    """oov_3 fits no sentence with the default beams: the retry builds the wide-beam search
+    for that segment and removes it (its memory given back: RSS does not keep it), and the
+    next command is decoded with the grammar."""
+    from hub.asr.pocketsphinx_engine import PocketSphinxEngine
+    from hub.asr.sphinx_decoder import WIDE
+
+    retries = []
+    decode_wide = PocketSphinxEngine.decode_wide
+    monkeypatch.setattr(PocketSphinxEngine, "decode_wide",
+                        lambda self, *a: retries.append(1) or decode_wide(self, *a))
+    import psutil
+
+    engine.transcribe(read(REF))  # the grammar search's own buffers have grown
+    before = psutil.Process().memory_info().rss
+    transcript = engine.transcribe(read(recording("real", "oov_3")))
+    grown_mb = (psutil.Process().memory_info().rss - before) / 2**20
+    assert retries and transcript.rejected and transcript.text == ""
+    assert grown_mb < 30, grown_mb  # the freed wide search (about 70 MB) is given back
+    with pytest.raises(KeyError):
+        engine.decoder.activate_search(WIDE)
+    assert engine.transcribe(read(REF)).text == "turn on the tv"
+
+
+def test_other_threads_run_while_a_long_segment_is_decoded(engine):
+    """The binding holds the GIL inside each call: the segment's mean is measured in one cheap
+    call, then the segment is searched in pieces, so a Python thread (the daemon's watchdog,
+    capture, speaker) keeps ticking at least every 0.3 s during a 6 s segment (the mean's call
+    grows with the segment: 0.3 s for 9.4 s of audio at load average 12 on 2 cores; the
+    n-best lattice, read after the search, is still one call)."""
+    import time
+
+    audio = np.concatenate([read(recording("generated", name)) for name in (
+        "create a timer for 5 minutes", "what's the weather in New York")]).tobytes()
+    ticks, stop = [], threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    time.sleep(0.05)
+    start = time.monotonic()
+    with engine.lock:
+        segment = engine.passes.run(engine.passes.main, audio, engine.passes.mean(audio))
+    end = time.monotonic()
+    stop.set()
+    ticker.join()
+    during = [t for t in ticks if start <= t <= end] + [end]
+    gaps = [b - a for a, b in zip([start, *during], during)]
+    assert end - start > 0.6 and max(gaps) < 0.3, (end - start, max(gaps))
+    assert engine.decoder.n_frames() >= len(audio) // 320 - 2, segment  # the whole segment
+
+
 # -- BC-07: segments before pauses are kept, silence gives nothing -------------------------
 
 REF = recording("generated", "turn on the TV")
@@ -195,6 +284,14 @@ def test_vocab_cache_is_reused(settings, tmp_path):
     assert second.directory == first.directory and second.fsg_path.stat().st_mtime_ns == mtime
     changed = dataclasses.replace(settings.home, entities=settings.home.entities[:3])
     assert build_vocab(changed, tmp_path).directory != first.directory
+
+
+def test_the_cmudict_is_not_kept_after_the_vocabulary_is_built(settings, tmp_path):
+    """The full CMUdict (about 40 MB of Python objects) is only needed to generate."""
+    from hub.asr.lexicon import load_cmudict
+
+    build_vocab(settings.home, tmp_path)
+    assert load_cmudict.cache_info().currsize == 0
 
 
 def test_vocab_contents(settings, tmp_path):

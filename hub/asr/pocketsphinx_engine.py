@@ -5,9 +5,9 @@
   measured best on shared/audio. Unrestricted: the wheel's en-us trigram LM and CMUdict.
 - Segments: PocketSphinx's ``Endpointer`` (WebRTC-style VAD) splits the stream at pauses of
   about :data:`VAD_WINDOW_S`; silence never reaches the decoder (BC-07 d).
-- Rejection (restricted only): a second decoder runs the en-us phone loop ("allphone") on the
-  same audio; each grammar word's acoustic score is compared with the phone loop's over the
-  same frames, and the frame-weighted mean log-likelihood ratio is the segment's confidence
+- Rejection (restricted only): the en-us phone loop ("allphone") runs on the same audio;
+  each grammar word's acoustic score is compared with the phone loop's over the same frames,
+  and the frame-weighted mean log-likelihood ratio is the segment's confidence
   (filler-model normalisation: Rose & Paul 1990; Jiang, "Confidence measures for speech
   recognition: a survey", Speech Communication 2005). Below ``settings.reject_llr`` the
   segment is rejected: forced into the grammar, out-of-vocabulary speech fits worse than
@@ -16,6 +16,8 @@
   since a wrong answer to a question changes nothing in the home while a wrong command does;
   its alternatives are then only the question sentences (the rules cannot pick a command
   from the n-best of a segment accepted as a question).
+- Decoding: :mod:`hub.asr.sphinx_decoder` (one decoder for all searches, one acoustic model in
+  memory; batch CMN per segment, decoded in pieces so other threads keep running).
 """
 
 from __future__ import annotations
@@ -23,12 +25,11 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from pathlib import Path
 
 import numpy as np
 
 from hub.asr.base import Segment, Transcript, combine, dedupe, transcribe_samples
-from hub.errors import FatalError
+from hub.asr.sphinx_decoder import PHONE_LOOP, SphinxDecoder, model_dir
 
 _LOG = logging.getLogger(__name__)
 
@@ -50,23 +51,12 @@ MIN_WORD_S = 0.2
 ("sure", "no": Piper's "sure" spans 0.33 s) is not dropped as a transient; the grammar and
 the phone-loop rejection then judge it (a lone click is rejected, never silence-as-speech)."""
 
-WIDE_BEAMS = {"beam": 1e-60, "wbeam": 1e-40, "pbeam": 1e-60}
-"""Beams of the retry pass when the default beams (1e-48, 7e-29, 1e-48) found no complete
-sentence of the grammar (the best path was pruned, e.g. after a noisy onset)."""
-
-NBEST_EXTRA = 20
-"""N-best entries read from the lattice before deduplication (many differ only in fillers)."""
-
-
-def model_dir() -> Path:
-    """The en-us acoustic model inside the pocketsphinx wheel."""
-    from pocketsphinx import get_model_path
-
-    return Path(get_model_path("en-us")) / "en-us"
+__all__ = ["PocketSphinxEngine", "PocketSphinxStream", "decode_segment", "model_dir",
+           "phone_loop_llr"]
 
 
 class PocketSphinxEngine:
-    """A loaded PocketSphinx recognizer (decoders are reused turn after turn; one turn at a time).
+    """A loaded PocketSphinx recognizer (one decoder reused turn after turn; one turn at a time).
 
     Args:
         settings: :class:`hub.settings.AsrSettings`.
@@ -83,10 +73,8 @@ class PocketSphinxEngine:
         self.settings = settings
         self.vocab = vocab
         self.lock = threading.Lock()
-        self.decoder = _make_decoder(_grammar_config(vocab))
-        self.phone_loop = (_make_decoder({"allphone": str(model_dir().parent / "en-us-phone.lm.bin"),
-                                          "lw": 1.0, "bestpath": False})
-                           if vocab is not None else None)
+        self.passes = SphinxDecoder(_grammar_config(vocab), phone_loop=vocab is not None)
+        self.decoder = self.passes.decoder
         self.questions = _read_questions(vocab)
         """Text of the vocabulary's questions FSG, or None (see the module doc)."""
 
@@ -96,27 +84,13 @@ class PocketSphinxEngine:
 
         return self.questions is not None and fsg_accepts(self.questions, text.split())
 
-    def decode_wide(self, audio: bytes, read):
-        """Decode ``audio`` again with the grammar decoder's beams widened (:data:`WIDE_BEAMS`).
-
-        The same decoder is re-initialized (about 50 ms each way) rather than a second one
-        kept: a second decoder holds another copy of the acoustic model (about 40 MB).
-        ``read(decoder)`` takes the result out before the beams are restored.
-        """
-        decoder = self.decoder
-        saved = {k: decoder.config[k] for k in WIDE_BEAMS}
-        try:
-            for key, value in WIDE_BEAMS.items():
-                decoder.config[key] = value
-            decoder.reinit()
-            return read(_run(decoder, audio))
-        finally:
-            for key, value in saved.items():
-                decoder.config[key] = value
-            decoder.reinit()
+    def decode_wide(self, audio: bytes, mean: str):
+        """Decode ``audio`` with the grammar's beams widened
+        (:meth:`hub.asr.sphinx_decoder.SphinxDecoder.run_wide`); returns its ``Decoded``."""
+        return self.passes.run_wide(audio, mean)
 
     def stream(self) -> "PocketSphinxStream":
-        """A new turn (blocks while another turn uses the decoders)."""
+        """A new turn (blocks while another turn uses the decoder)."""
         return PocketSphinxStream(self)
 
     def transcribe(self, samples: np.ndarray, cancel: threading.Event | None = None) -> Transcript:
@@ -141,29 +115,14 @@ def _read_questions(vocab) -> str | None:
         return None
 
 
-def _make_decoder(options: dict):
-    """A pocketsphinx Decoder on the en-us model with ``options``; FatalError naming the path."""
-    from pocketsphinx import Decoder
-
-    hmm = model_dir()
-    for path in [hmm / "mdef", *(Path(v) for k, v in options.items()
-                                 if k in ("fsg", "dict", "allphone"))]:
-        if not path.exists():
-            raise FatalError(f"PocketSphinx file missing: {path}", node="asr")
-    try:
-        return Decoder(hmm=str(hmm), logfn="/dev/null", **options)
-    except (RuntimeError, ValueError) as exc:
-        raise FatalError(f"PocketSphinx cannot load {hmm} with {options}: {exc}",
-                         node="asr") from None
-
-
 class PocketSphinxStream:
     """One turn: VAD-segmented; each segment is decoded when it ends.
 
-    A segment is decoded as one utterance (``full_utt``: cepstral mean normalisation over the
-    whole segment, which measured more accurate and better calibrated for rejection than live
-    CMN), so there are no word-by-word partials: :meth:`accept` returns a segment's text when
-    the segment closes. Segments longer than ``settings.max_utterance_s`` are closed there.
+    A segment is decoded as one utterance (cepstral mean normalisation over the whole segment,
+    which measured more accurate and better calibrated for rejection than live CMN; see
+    :mod:`hub.asr.sphinx_decoder`), so there are no word-by-word partials: :meth:`accept`
+    returns a segment's text when the segment closes. Segments longer than
+    ``settings.max_utterance_s`` are closed there.
     """
 
     def __init__(self, engine: PocketSphinxEngine):
@@ -254,51 +213,31 @@ def decode_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
     """Decode one segment with the grammar (and the phone loop for rejection); a segment in
     which the grammar found no sentence keeps its ``audio`` for a wide-beam retry."""
     with engine.lock:
-        grammar = _run(engine.decoder, audio)
-        if engine.vocab is not None and not _text(grammar):  # rescued at the turn's end
+        mean = engine.passes.mean(audio)
+        grammar = engine.passes.run(engine.passes.main, audio, mean, nbest=True)
+        if engine.vocab is not None and not grammar.text:  # rescued at the turn's end
             return Segment("", rejected=True, audio=audio)
-        return _reader(engine, audio)(grammar)
+        return segment_result(engine, grammar, audio, mean)
 
 
 def decode_wide_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
     """Decode one segment with the grammar's beams widened (and the phone loop)."""
     with engine.lock:
-        return engine.decode_wide(audio, _reader(engine, audio))
+        mean = engine.passes.mean(audio)
+        return segment_result(engine, engine.decode_wide(audio, mean), audio, mean)
 
 
-def _reader(engine: PocketSphinxEngine, audio: bytes):
-    """``read(grammar decoder) -> Segment``: runs the phone loop on ``audio`` when the grammar
-    heard a sentence, then :func:`segment_result`."""
-    def read(grammar) -> Segment:
-        if engine.phone_loop is not None and _text(grammar):
-            _run(engine.phone_loop, audio)
-        return segment_result(engine, grammar)
-
-    return read
-
-
-def _run(decoder, audio: bytes):
-    """Decode ``audio`` as one utterance (batch CMN over it); returns the decoder."""
-    decoder.start_utt()
-    decoder.process_raw(audio, full_utt=True)
-    decoder.end_utt()
-    return decoder
-
-
-def _text(decoder) -> str:
-    hyp = decoder.hyp()
-    return hyp.hypstr.strip() if hyp is not None else ""
-
-
-def segment_result(engine: PocketSphinxEngine, decoder) -> Segment:
-    """Text, n-best and confidence of the utterance ``decoder`` (and the phone loop) ended."""
-    text = _text(decoder)
+def segment_result(engine: PocketSphinxEngine, grammar, audio: bytes, mean: str) -> Segment:
+    """Text, n-best and confidence of the grammar pass ``grammar`` (a ``Decoded``) of
+    ``audio``; runs the phone loop (CMN ``mean``) when restricted and a sentence was heard."""
+    text = grammar.text
     if not text:  # speech the grammar cannot fit at all: out of grammar, not silence
         return Segment("", rejected=engine.vocab is not None)
-    alternatives = dedupe([text, *_nbest(decoder)], engine.settings.nbest)
-    if engine.phone_loop is None:
+    alternatives = dedupe([text, *grammar.nbest], engine.settings.nbest)
+    if engine.vocab is None:
         return Segment(text, alternatives)
-    confidence = phone_loop_llr(decoder.seg(), engine.phone_loop.seg())
+    phones = engine.passes.run(PHONE_LOOP, audio, mean).words
+    confidence = phone_loop_llr(grammar.words, phones)
     rejected = confidence is not None and confidence < engine.settings.reject_llr
     if rejected and confidence >= engine.settings.reject_llr_question \
             and engine.is_question(text):
@@ -306,15 +245,6 @@ def segment_result(engine: PocketSphinxEngine, decoder) -> Segment:
         alternatives = tuple(a for a in alternatives if engine.is_question(a))
     _LOG.debug("segment %r llr=%s rejected=%s", text, confidence, rejected)
     return Segment(text, alternatives, rejected=rejected, confidence=confidence)
-
-
-def _nbest(decoder) -> list[str]:
-    """Lattice n-best texts (may be empty when the search kept no lattice)."""
-    try:
-        return [h.hypstr.strip() for h, _ in zip(decoder.nbest(), range(NBEST_EXTRA))
-                if h is not None and h.hypstr]
-    except (RuntimeError, TypeError, ValueError):
-        return []
 
 
 def _is_word(word: str) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable
 
 from hub.errors import FatalError, HubError
+from hub.resilience.memory import release_free_memory
 
 log = logging.getLogger("hub.core.engines")
 
@@ -145,6 +146,7 @@ class Engines:
             thread.join()
         if "tts" in names:
             self._hub.prerender()
+        release_free_memory()
 
     def share(self, other: "Engines", names) -> list[str]:
         """Take over the engines ``names`` that ``other`` has built (a reload keeps its models).

@@ -16,7 +16,6 @@ be stopped before the process ends (see :mod:`hub.llm.llama`).
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import threading
 import time
@@ -25,6 +24,7 @@ from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 from hub.errors import TransientError
+from hub.resilience.memory import release_free_memory
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +178,7 @@ class Resident(Generic[T]):
             return False
         self._free(obj)
         del obj
-        trim_heap()
+        release_free_memory(collect=False)
         log.info("%s released (idle %.0f s)", self._name, self.keep_s)
         return True
 
@@ -202,17 +202,3 @@ class Resident(Generic[T]):
         finally:
             self._lock.release()
         return True
-
-
-def trim_heap() -> None:
-    """Give freed heap memory back to the system (glibc ``malloc_trim(0)``; else nothing).
-
-    Freed native buffers (llama.cpp's KV cache, the prefix states' bytes) often stay in the
-    process's heap arenas, counted in its RSS, until trimmed.
-    """
-    try:
-        trim = ctypes.CDLL(None).malloc_trim  # the process's own symbols: libc's
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    trim(0)

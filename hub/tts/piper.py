@@ -84,6 +84,7 @@ def _piper_voice(model: Path, config: Path):
 
     opts = onnxruntime.SessionOptions()
     opts.enable_mem_pattern = False
+    opts.enable_cpu_mem_arena = False
     with open(config, encoding="utf-8") as f:
         cfg = PiperConfig.from_dict(json.load(f))
     session = onnxruntime.InferenceSession(str(model), sess_options=opts,
