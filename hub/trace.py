@@ -33,7 +33,7 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "transcript": final.get("transcript") or "",
         "intent": final.get("intent"),
         "slots": final.get("slots") or {},
-        "source": "cache" if final.get("cache_hit") and final.get("source") == "rules"
+        "source": "cache" if final.get("cache_hit") and final.get("source") in ("rules", "fuzzy")
         else final.get("source"),
         "response": final.get("spoken") or final.get("response") or "",
         **cut,

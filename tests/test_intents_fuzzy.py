@@ -3,6 +3,8 @@ sentence: what they accept, what they reject (never a guess), and the paraphrase
 
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import json
 import os
@@ -118,3 +120,17 @@ def test_fuzzy_gain_on_our_paraphrases_without_wrong_actions():
 def test_fuzzy_never_loses_and_never_acts_wrongly_on_the_shared_paraphrases():
     n, strict, fuzzy, wrong = _score(ROOT / "hub" / "bench" / "data" / "paraphrases.toml")
     assert fuzzy > strict and wrong == 0
+
+
+def test_a_fuzzy_match_is_traced_as_fuzzy_not_rules():
+    from hub.core.hub import Hub
+    from hub.settings import load_settings
+    from hub.store.db import Store
+
+    settings = load_settings(None)
+    settings = dataclasses.replace(settings, llm=dataclasses.replace(
+        settings.llm, intents_on=(), answers_on=()))
+    hub = Hub(settings, entry="ask", store=Store(":memory:"), speak=False)
+    trace = hub.turn_text("kitchen lite off")
+    assert trace["intent"] == "HassTurnOff" and trace["source"] == "fuzzy", trace
+    assert hub.turn_text("turn off the kitchen light")["source"] == "rules"

@@ -137,7 +137,7 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     honest = beyond_source(hub, text, matches)  # a fact intent asked about another time or place
     if honest is not None:
         return {"matches": [], "response": honest, "source": "rules", "transcript": text}
-    return {"matches": matches, "transcript": text, "source": "rules"}
+    return {"matches": matches, "transcript": text, "source": matches[0].source or "rules"}
 
 
 MAX_RAW_CHARS = 4000
