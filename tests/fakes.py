@@ -28,6 +28,7 @@ class FakeTranscript:
     rejected: bool = False
     engine: str = "fake"
     segments: tuple[str, ...] = ()
+    unsure: bool = False
 
 
 class FakeAsr:

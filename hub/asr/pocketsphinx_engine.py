@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hub.asr import confusion
 from hub.asr.base import Segment, Transcript, combine, dedupe, transcribe_samples
 from hub.errors import FatalError
 
@@ -267,11 +268,12 @@ def decode_wide_segment(engine: PocketSphinxEngine, audio: bytes) -> Segment:
 
 def _reader(engine: PocketSphinxEngine, audio: bytes):
     """``read(grammar decoder) -> Segment``: runs the phone loop on ``audio`` when the grammar
-    heard a sentence, then :func:`segment_result`."""
+    heard a sentence, then :func:`segment_result` and the confusion check
+    (:func:`hub.asr.confusion.checked`)."""
     def read(grammar) -> Segment:
         if engine.phone_loop is not None and _text(grammar):
             _run(engine.phone_loop, audio)
-        return segment_result(engine, grammar)
+        return confusion.checked(engine, audio, segment_result(engine, grammar))
 
     return read
 

@@ -1,0 +1,98 @@
+"""Trusting what was heard (issue 7): a command whose action word could be its opposite
+("turn on" / "turn off") is asked back instead of done (BC-22: never a wrong action), and the
+segment confidence used for rejection.
+
+Speech is synthesized here with the project's Piper voice (tests/live_audio.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from hub.asr import make_asr_engine
+from hub.asr.confusion import competitors, margin
+from hub.asr.vocab import build_vocab
+from hub.graph.build import _act_or_ask
+from hub.home import Home
+from hub.intents.rules import Rules
+from hub.settings import IntentSettings, load_settings
+
+from live_audio import silence, synth
+from shared_data import home_toml
+
+GRAMMAR = {"turn on the lights", "turn off the lights", "set brightness to 50 percent",
+           "set brightness to 15 percent", "set brightness to fifty percent",
+           "open the door", "close the door", "turn on the kitchen lights"}
+
+
+def accepts(words: list[str]) -> bool:
+    return " ".join(words) in GRAMMAR
+
+
+def test_competitors_are_action_word_swaps_and_number_alternatives_in_the_grammar():
+    assert competitors("turn on the lights", [], accepts) == ["turn off the lights"]
+    assert competitors("open the door", [], accepts) == ["close the door"]
+    # an n-best alternative differing only in a number competes; a name or area does not
+    nbest = ["set brightness to 15 percent", "set brightness to 50 percent &",
+             "turn on the kitchen lights"]
+    assert competitors("set brightness to 50 percent", nbest, accepts) == [
+        "set brightness to 15 percent"]
+    assert competitors("turn on the lights", ["turn on the kitchen lights"], accepts) == [
+        "turn off the lights"]
+    # nothing to swap, or the swap is not a sentence of the grammar
+    assert competitors("what time is it", ["what time is it"], accepts) == []
+    assert competitors("turn on the kitchen lights", [], accepts) == []
+
+
+def test_margin_is_the_reading_over_its_best_rival():
+    scores = {"a": -100.0, "b": -130.0, "c": -90.0, "d": None}
+    assert margin(scores.get, "a", ["b"]) == 30.0
+    assert margin(scores.get, "a", ["b", "c"]) == -10.0  # the closest rival counts
+    assert margin(scores.get, "a", ["d"]) is None  # no rival aligned
+    assert margin(scores.get, "a", []) is None
+    assert margin(scores.get, "d", ["a"]) is None
+
+
+# -- on audio --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def settings():
+    return load_settings(str(home_toml()))
+
+
+@pytest.fixture(scope="module")
+def vocab(settings, tmp_path_factory):
+    return build_vocab(settings.home, tmp_path_factory.mktemp("asr-cache"))
+
+
+def _engine(settings, vocab, **changes):
+    asr = dataclasses.replace(settings.asr, engine="pocketsphinx", **changes)
+    return make_asr_engine(asr, settings.home, cache_dir=vocab.directory.parents[1])
+
+
+def _spoken(text: str) -> np.ndarray:
+    return np.concatenate([silence(0.5), synth(text), silence(0.8)])
+
+
+def test_bc22_a_close_on_off_reading_is_asked_back_not_done(settings, vocab):
+    """A margin no alignment reaches marks the command unsure, and the turn asks before
+    acting; a margin every reading passes, or no check at all, leaves it as heard; a
+    question is never checked (a wrong answer changes nothing)."""
+    audio = _spoken("turn on the kitchen light")
+    strict = _engine(settings, vocab, confusion_margin=1e9).transcribe(audio)
+    loose = _engine(settings, vocab, confusion_margin=-1e9).transcribe(audio)
+    off = _engine(settings, vocab, confusion_margin=None).transcribe(audio)
+    assert strict.text == "turn on the kitchen light" and strict.unsure, strict
+    assert loose.text == strict.text and not loose.unsure, loose
+    assert not off.unsure
+    question = _engine(settings, vocab, confusion_margin=1e9).transcribe(_spoken(
+        "is the front door locked"))
+    assert question.text == "is the front door locked" and not question.unsure, question
+
+    rules = Rules(Home.from_settings(settings.home), IntentSettings())
+    match = rules.recognize(strict.text)
+    hub = type("Hub", (), {"home": rules.home})()
+    assert _act_or_ask(hub, {"matches": [match], "unsure": True}) == "confirm"
+    assert _act_or_ask(hub, {"matches": [match], "unsure": False}) == "act"
+    assert _act_or_ask(hub, {"matches": [match], "unsure": True, "confirmed": True}) == "act"
