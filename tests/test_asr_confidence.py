@@ -96,3 +96,25 @@ def test_bc22_a_close_on_off_reading_is_asked_back_not_done(settings, vocab):
     assert _act_or_ask(hub, {"matches": [match], "unsure": True}) == "confirm"
     assert _act_or_ask(hub, {"matches": [match], "unsure": False}) == "act"
     assert _act_or_ask(hub, {"matches": [match], "unsure": True, "confirmed": True}) == "act"
+
+
+def test_a_segments_confidence_does_not_depend_on_the_segment_before(settings, vocab):
+    """The model's noise removal kept its estimate across utterances, so the same audio
+    scored differently after other audio; each segment now starts from a fresh estimate."""
+    from hub.asr.base import as_pcm
+    from hub.asr.pocketsphinx_engine import decode_segment
+
+    rng = np.random.default_rng(3)
+
+    def noisy(text: str, gain: float, level: float) -> bytes:
+        speech = _spoken(text).astype(np.float64) * gain
+        speech += rng.normal(0, level, len(speech))
+        return as_pcm(np.clip(speech, -32768, 32767).astype(np.int16))
+
+    engine = _engine(settings, vocab)
+    said, other = noisy("cancel the timer", 1.0, 200), noisy("turn on the kitchen light", 3, 3000)
+    first = decode_segment(engine, said)
+    decode_segment(engine, other)
+    again = decode_segment(engine, said)
+    assert first.text == "cancel the timer", first
+    assert (again.text, again.confidence) == (first.text, first.confidence), (first, again)

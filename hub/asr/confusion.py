@@ -112,6 +112,7 @@ def align_score(decoder, audio: bytes, text: str) -> float | None:
     active = decoder.current_search()
     try:
         decoder.set_align_text(text)
+        decoder.reinit_feat()  # a fresh noise estimate, as for the grammar pass
         decoder.start_utt()
         decoder.process_raw(audio, full_utt=True)
         decoder.end_utt()
@@ -146,7 +147,7 @@ def checked(engine, audio: bytes, segment):
     if threshold is None or engine.vocab is None or segment.rejected or not segment.text \
             or engine.is_question(segment.text):
         return segment
-    grammar = _grammar(engine.vocab.fsg_path)
+    grammar = grammar_text(engine.vocab.fsg_path)
     from hub.asr.coverage import fsg_accepts
 
     if unsure(engine.decoder, audio, segment.text, segment.alternatives,
@@ -156,6 +157,6 @@ def checked(engine, audio: bytes, segment):
 
 
 @lru_cache(maxsize=2)
-def _grammar(path: Path) -> str:
+def grammar_text(path: Path) -> str:
     """The FSG text at ``path`` (read once per vocabulary)."""
     return path.read_text(encoding="utf-8")

@@ -279,7 +279,13 @@ def _reader(engine: PocketSphinxEngine, audio: bytes):
 
 
 def _run(decoder, audio: bytes):
-    """Decode ``audio`` as one utterance (batch CMN over it); returns the decoder."""
+    """Decode ``audio`` as one utterance (batch CMN over it); returns the decoder.
+
+    The feature module is reset first: the model's noise removal (``-remove_noise yes`` in
+    its feat.params) keeps a noise estimate across utterances, which made a segment's
+    score depend on the one decoded before it (the same audio gave LLR -2.24, -2.42, -2.47).
+    """
+    decoder.reinit_feat()
     decoder.start_utt()
     decoder.process_raw(audio, full_utt=True)
     decoder.end_utt()
