@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hub.asr import make_asr_engine  # noqa: E402
-from hub.asr.confusion import align_score, competitors, grammar_text, margin  # noqa: E402
+from hub.asr.confusion import (align_score, competitors, extra_margin, grammar_text,  # noqa: E402
+                               margin)
 from hub.asr.coverage import fsg_accepts  # noqa: E402
 from hub.asr.pocketsphinx_engine import decode_segment  # noqa: E402
 from hub.home import Home  # noqa: E402
@@ -58,7 +59,8 @@ def main(argv: list[str]) -> int:
             rules.recognize(said))
         rows.append((value, right))
         print(json.dumps({"said": said, "heard": seg.text, "margin": round(value, 1),
-                          "right": right, "rivals": rivals}))
+                          "right": right, "rivals": rivals,
+                          "on_off": any(extra_margin(seg.text, r) for r in rivals)}))
     for threshold in (0, 10, 20, 30):
         wrong = sum(not r and v >= threshold for v, r in rows)
         asked = sum(r and v < threshold for v, r in rows)

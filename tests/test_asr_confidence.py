@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hub.asr import make_asr_engine
-from hub.asr.confusion import competitors, margin
+from hub.asr.confusion import competitors, extra_margin, margin
 from hub.asr.vocab import build_vocab
 from hub.graph.build import _act_or_ask
 from hub.home import Home
@@ -55,6 +55,12 @@ def test_margin_is_the_reading_over_its_best_rival():
     assert margin(scores.get, "a", ["d"]) is None  # no rival aligned
     assert margin(scores.get, "a", []) is None
     assert margin(scores.get, "d", ["a"]) is None
+
+
+def test_on_off_needs_the_larger_margin():
+    assert extra_margin("turn on the lights", "turn off the lights") == 10.0
+    assert extra_margin("open the door", "close the door") == 0.0
+    assert extra_margin("set it to 50", "set it to 15") == 0.0
 
 
 # -- on audio --------------------------------------------------------------------------------
