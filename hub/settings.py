@@ -69,6 +69,8 @@ class AsrSettings:
     """PocketSphinx rejection: below this mean log-likelihood ratio per frame (x1000) against a phone loop, speech counts as out of grammar."""
     reject_llr_question: float = -2.15
     """PocketSphinx rejection for a hypothesis without side effects (a question, a state or timer query: ``side_effects = false`` in the intent catalog): accepted down to this ratio, since a wrong answer changes nothing; commands and yes/no keep ``reject_llr``. A value above ``reject_llr`` has no effect. Chosen on the synthetic calibration set (``scripts/make_asr_calibration.py``)."""
+    confusion_margin: float | None = 20.0
+    """PocketSphinx: a command whose reading differs from another grammar sentence only in an action word (on/off, open/close, a number) is asked back ("Do you want me to ...?") when that sentence's force-aligned acoustic score comes within this margin (ln x 1000) of the reading's; None: no check. Chosen on the synthetic calibration set (``scripts/make_asr_calibration.py --swaps``)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)

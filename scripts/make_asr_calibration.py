@@ -57,6 +57,20 @@ OOV_SENTENCES = (
 )
 """Out-of-grammar speech: none of it is a command the home's rules accept."""
 
+SHORT_OOV = (
+    "hello", "okay", "thanks", "what", "banana", "help", "louder", "hey there", "go away",
+    "good night", "maybe later", "open sesame", "turn around", "lights", "the door", "coffee",
+    "weather", "hmm", "oh well", "right", "start", "switch", "play", "hurry up", "wait",
+)
+"""Out-of-grammar one- and two-word speech: short utterances fit any short grammar word."""
+
+SHORT_COMMANDS = (
+    "stop", "yes", "no", "sure", "cancel", "never mind", "skip", "pause", "resume the TV",
+    "next song", "pause the TV", "stop the timer", "cancel the timer", "skip song", "unpause",
+    "yeah", "do it", "timer status", "pause music", "resume music", "next track on the TV",
+)
+"""Short in-grammar speech (kept only when the grammar and the rules or the turn take it)."""
+
 ESPEAK_VOICES = ("en-us+m3", "en-us+f2", "en-us+m7", "en+m1", "en-us+f4", "en-us")
 
 
@@ -97,6 +111,37 @@ def commands(settings, rules: Rules, count: int, rng: random.Random, exclude: se
             if pool and len(chosen) < count:
                 chosen.append(pool.pop(0))
     return chosen
+
+
+def swap_commands(settings, rules: Rules, count: int, rng: random.Random, exclude: set) -> list:
+    """In-grammar commands holding an action-changing word (:data:`hub.asr.confusion.SWAPS`:
+    on/off, open/close, ...), spread over those words, to calibrate the confusion margin."""
+    from hub.asr.confusion import SWAPS
+
+    swaps = {w for pair in SWAPS for w in pair}
+    vocab = build_vocab(settings.home)
+    by_word: dict[str, list[str]] = {}
+    for text in fsg_walks(vocab.fsg_path, count * 200, rng):
+        hits = swaps.intersection(text.split())
+        if len(hits) == 1 and text not in exclude and "&" not in text \
+                and rules.recognize(text) is not None:
+            by_word.setdefault(hits.pop(), []).append(text)
+    pools = [list(dict.fromkeys(texts)) for _, texts in sorted(by_word.items())]
+    chosen: list[str] = []
+    while len(chosen) < count and any(pools):
+        for pool in pools:
+            if pool and len(chosen) < count:
+                chosen.append(pool.pop(rng.randrange(len(pool))))
+    return chosen
+
+
+def short_commands(settings, exclude: set) -> list[str]:
+    """:data:`SHORT_COMMANDS` that the home's grammar holds, minus the test set's names."""
+    from hub.asr.coverage import fsg_accepts
+
+    fsg = build_vocab(settings.home).fsg_path.read_text(encoding="utf-8")
+    return [t for t in SHORT_COMMANDS if t.lower() not in exclude
+            and fsg_accepts(fsg, t.lower().split())]
 
 
 def speak(text: str, out: Path, rng: random.Random, piper_voice: Path) -> None:
@@ -151,6 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/hub-asr-calibration"))
     parser.add_argument("--commands", type=int, default=70)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--swaps", type=int, default=0,
+                        help="only this many commands with an on/off-like word (no oov)")
+    parser.add_argument("--short", action="store_true",
+                        help="add the short commands and short oov phrases")
     parser.add_argument("--settings", default=None, help="hub.toml with the home")
     args = parser.parse_args(argv)
     rng = random.Random(args.seed)
@@ -158,8 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     rules = Rules(Home.from_settings(settings.home), settings.intents)
     shared = Path(__file__).resolve().parents[2] / "shared" / "audio"
     exclude = {p.stem.lower() for p in shared.glob("*/*.wav")}
-    oov = [t for t in OOV_SENTENCES if rules.recognize(t) is None]
-    sentences = commands(settings, rules, args.commands, rng, exclude) + [f"oov_{t}" for t in oov]
+    oov = [t for t in OOV_SENTENCES + (SHORT_OOV if args.short else ()) if rules.recognize(t) is None]
+    short = short_commands(settings, exclude) if args.short else []
+    sentences = (commands(settings, rules, args.commands, rng, exclude) + short
+                 + [f"oov_{t}" for t in oov])
+    if args.swaps:
+        oov, sentences = [], swap_commands(settings, rules, args.swaps, rng, exclude)
     from hub.tts.piper import default_voice_paths  # the joe voice of the piper wheel
 
     piper_voice = default_voice_paths()[0]

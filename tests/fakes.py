@@ -28,6 +28,7 @@ class FakeTranscript:
     rejected: bool = False
     engine: str = "fake"
     segments: tuple[str, ...] = ()
+    unsure: bool = False
 
 
 class FakeAsr:
@@ -35,12 +36,13 @@ class FakeAsr:
 
     name = "fake"
 
-    def __init__(self, text: str, segments: tuple[str, ...] = ()):
-        self.text, self.segments, self.calls = text, segments, 0
+    def __init__(self, text: str, segments: tuple[str, ...] = (), unsure: bool = False):
+        self.text, self.segments, self.calls, self.unsure = text, segments, 0, unsure
 
     def transcribe(self, samples, cancel: threading.Event | None = None):
         self.calls += 1
-        return FakeTranscript(self.text, (self.text,), segments=self.segments)
+        return FakeTranscript(self.text, (self.text,), segments=self.segments,
+                              unsure=self.unsure)
 
 
 class FakeTts:

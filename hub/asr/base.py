@@ -38,6 +38,10 @@ class Transcript:
     segments: tuple[str, ...] = ()
     """Text of each non-empty utterance segment, in order (BC-07), a segment that joins
     several commands with "and" split into one entry per command."""
+    unsure: bool = False
+    """True when a command was heard but a reading that changes the action (on/off,
+    open/close, a number) fits the audio almost as well (:mod:`hub.asr.confusion`): the
+    turn asks back before acting."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,8 @@ class Segment:
     audio: bytes | None = None
     """The segment's PCM when the engine may decode it again at the turn's end (PocketSphinx's
     wide-beam retry), else None."""
+    unsure: bool = False
+    """Accepted, but an action-changing reading is close (see :attr:`Transcript.unsure`)."""
 
 
 class AsrStream(Protocol):
@@ -101,7 +107,7 @@ def combine(segments: list[Segment], engine: str, nbest: int) -> Transcript:
     rejected = any(s.rejected for s in segments) and not accepted
     parts = tuple(p.strip() for s in accepted for p in s.text.split(f" {CONJUNCTION} "))
     return Transcript(text=text, alternatives=alternatives, rejected=rejected, engine=engine,
-                      segments=parts)
+                      segments=parts, unsure=any(s.unsure for s in accepted))
 
 
 CONJUNCTION = "&"

@@ -28,6 +28,7 @@ import threading
 
 import numpy as np
 
+from hub.asr import confusion
 from hub.asr.base import Segment, Transcript, combine, dedupe, transcribe_samples
 from hub.asr.sphinx_decoder import PHONE_LOOP, SphinxDecoder, model_dir
 
@@ -244,7 +245,8 @@ def segment_result(engine: PocketSphinxEngine, grammar, audio: bytes, mean: str)
         rejected = False
         alternatives = tuple(a for a in alternatives if engine.is_question(a))
     _LOG.debug("segment %r llr=%s rejected=%s", text, confidence, rejected)
-    return Segment(text, alternatives, rejected=rejected, confidence=confidence)
+    segment = Segment(text, alternatives, rejected=rejected, confidence=confidence)
+    return confusion.checked(engine, segment, lambda t: engine.passes.align(audio, mean, t))
 
 
 def _is_word(word: str) -> bool:

@@ -24,11 +24,15 @@
 
 from __future__ import annotations
 
+import logging
+import math
 from pathlib import Path
 from typing import NamedTuple
 
 from hub.errors import FatalError
 from hub.resilience.memory import release_free_memory
+
+_LOG = logging.getLogger(__name__)
 
 PHONE_LOOP = "phone_loop"
 """Name of the phone-loop search (rejection)."""
@@ -122,6 +126,29 @@ class SphinxDecoder:
         return Decoded(text, _nbest(decoder) if nbest and text else [],
                        [Scored(s.word, s.start_frame, s.end_frame, s.ascore)
                         for s in decoder.seg() or []])
+
+    def align(self, audio: bytes, mean: str, text: str) -> float | None:
+        """Total acoustic score (ln × 1000) of ``text`` force-aligned to ``audio`` (PocketSphinx's
+        alignment search, fed in pieces with CMN ``mean`` like :meth:`run`); the main search is
+        active again afterwards. None when the alignment fails (a word missing from the
+        dictionary, or no path through the audio)."""
+        decoder = self.decoder
+        try:
+            decoder.set_align_text(text)
+            decoder.reinit_feat()
+            decoder.start_utt()
+            step = int(PIECE_S * 16000) * 2
+            for start in range(0, len(audio), step):
+                decoder.set_cmn(mean)
+                decoder.process_raw(audio[start:start + step])
+            decoder.end_utt()
+            hyp = decoder.hyp()
+            return 1000 * math.log(max(hyp.score, 1e-300)) if hyp is not None else None
+        except RuntimeError as exc:
+            _LOG.debug("alignment of %r failed: %s", text, exc)
+            return None
+        finally:
+            decoder.activate_search(self.main)
 
     def run_wide(self, audio: bytes, mean: str) -> Decoded:
         """Decode ``audio`` with the grammar and :data:`WIDE_BEAMS`: a search built for this

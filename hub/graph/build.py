@@ -25,6 +25,7 @@ from hub.graph import nodes, streaming
 from hub.graph.confirmation import needs_confirmation
 from hub.graph.guard import BREAKER_OPEN, guarded, takes_turn
 from hub.graph.state import TurnContext, TurnState
+from hub.intents.catalog import has_side_effects
 from hub.resilience.retry import MAX_ATTEMPTS, should_retry
 
 RECURSION_LIMIT = 40
@@ -139,9 +140,13 @@ def route_relaxed(hub, state: dict) -> str:
 
 
 def _act_or_ask(hub, state: dict) -> str:
-    """``confirm`` when a match would change a sensitive entity not yet confirmed, else ``act``."""
-    if state.get("confirmed") or not needs_confirmation(hub.home, state["matches"],
-                                                         state.get("preconfirmed") or ()):
+    """``confirm`` when a match would change a sensitive entity not yet confirmed, or when the
+    recognizer was unsure of a command's action word (``unsure``: "on" or "off"?), else ``act``."""
+    if state.get("confirmed"):
+        return "act"
+    if state.get("unsure") and any(has_side_effects(m.intent) for m in state["matches"]):
+        return "confirm"
+    if not needs_confirmation(hub.home, state["matches"], state.get("preconfirmed") or ()):
         return "act"
     return "confirm"
 

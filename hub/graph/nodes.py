@@ -92,7 +92,7 @@ def asr(hub, state: dict, cancel: threading.Event, turn: TurnContext) -> dict:
 
         remember(hub, turn.fingerprint, result.text, alternatives)
     return {"transcript": result.text, "alternatives": [a for a in alternatives if a],
-            "rejected": result.rejected, "segments": segments}
+            "rejected": result.rejected, "segments": segments, "unsure": result.unsure}
 
 
 # -- understanding ----------------------------------------------------------------------------

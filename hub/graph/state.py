@@ -80,6 +80,7 @@ class Heard(TypedDict, total=False):
     alternatives: list[str]
     rejected: bool          # the recognizer rejected the speech as outside the grammar
     segments: list[str]     # utterance segments the recognizer found (BC-07)
+    unsure: bool            # a reading that changes the action fits almost as well: ask back
     cache_hit: bool         # the transcript came from the fingerprint cache (L1)
 
 

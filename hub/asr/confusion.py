@@ -1,0 +1,163 @@
+"""Never a wrong action from one misheard word: the acoustic margin of a command's reading.
+
+A command whose reading differs from a grammar sentence only in a word that reverses or
+changes the action ("turn on" / "turn off", "open" / "close", "lock" / "unlock", a number)
+is acted on only when the audio clearly prefers it. Both sentences are force-aligned to the
+segment's audio (PocketSphinx's alignment search) and their acoustic scores compared; a
+margin below ``settings.confusion_margin`` marks the segment ``unsure`` and the turn asks
+back ("Do you want me to turn on ...?", :func:`hub.graph.build._act_or_ask`) instead of
+guessing. This is the classic two-hypothesis likelihood-ratio test
+between competing word strings (a word posterior from the n-best, Wessel et al.,
+"Confidence measures for large vocabulary continuous speech recognition", IEEE Trans.
+Speech Audio Process. 2001), restricted to the words whose swap changes what the home does.
+
+Competitors of a reading (:func:`competitors`): the reading with one word of a
+:data:`SWAPS` pair replaced by its other member, and n-best alternatives of the same length
+that differ from the reading only in such words or in numbers, each kept only when the
+grammar holds it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from pathlib import Path
+
+_LOG = logging.getLogger(__name__)
+
+SWAPS = (("on", "off"), ("open", "close"), ("lock", "unlock"), ("up", "down"),
+         ("yes", "no"), ("pause", "unpause"), ("start", "stop"), ("raise", "lower"))
+"""Word pairs whose swap turns a command into a different (often the opposite) action."""
+
+NUMBERS = frozenset(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+    "eighty ninety hundred".split())
+"""Number words: a misheard number is a wrong brightness, volume or duration."""
+
+MAX_COMPETITORS = 4
+"""Competitors aligned per segment at most (each alignment costs about one decode / 5)."""
+
+
+def _partner() -> dict[str, str]:
+    pairs = {}
+    for a, b in SWAPS:
+        pairs[a], pairs[b] = b, a
+    return pairs
+
+
+_PARTNER = _partner()
+
+
+def _critical(word: str) -> bool:
+    return word in _PARTNER or word in NUMBERS or word.isdigit()
+
+
+def competitors(text: str, alternatives: Iterable[str], accepts: Callable[[list[str]], bool],
+                limit: int = MAX_COMPETITORS) -> list[str]:
+    """Grammar sentences that differ from ``text`` only in action-changing words.
+
+    Args:
+        text: the segment's best reading (grammar words, space-separated).
+        alternatives: its n-best readings; a trailing conjunction (``&``) is dropped.
+        accepts: ``accepts(words) -> bool``, True when the grammar holds the word list.
+        limit: most competitors returned.
+    Returns:
+        Up to ``limit`` distinct sentences other than ``text``, swaps first.
+    """
+    words = text.split()
+    found: list[str] = []
+    for i, word in enumerate(words):
+        if word in _PARTNER:
+            found.append(" ".join([*words[:i], _PARTNER[word], *words[i + 1:]]))
+    for alt in alternatives:
+        other = alt.removesuffix(" &").split()
+        if len(other) == len(words) and other != words and all(
+                a == b or (_critical(a) and _critical(b)) for a, b in zip(words, other)):
+            found.append(" ".join(other))
+    unique = [c for c in dict.fromkeys(found) if c != text]
+    return [c for c in unique if accepts(c.split())][:limit]
+
+
+def margin(score: Callable[[str], float | None], text: str, rivals: list[str]) -> float | None:
+    """The smallest acoustic margin of ``text`` over ``rivals``.
+
+    Args:
+        score: ``score(sentence)`` -> the total acoustic log-likelihood of the sentence
+            force-aligned to the segment (natural log x 1000, the units of
+            :func:`hub.asr.pocketsphinx_engine.phone_loop_llr` times frames), None when it
+            cannot be aligned.
+        text: the reading; rivals: its competitors.
+    Returns:
+        ``score(text) - max(score(rival))``; None without a rival that aligned (or when
+        ``text`` itself did not align).
+    """
+    own = score(text) if rivals else None
+    if own is None:
+        return None
+    others = [s for s in map(score, rivals) if s is not None]
+    return own - max(others) if others else None
+
+
+EXTRA_MARGIN = {frozenset({"on", "off"}): 10.0}
+"""Margin added to ``settings.confusion_margin`` when the rival differs by this pair: the
+en-us model hears a weak "off" as "on" (the /f/), and on the synthetic calibration set right
+"off" readings won by as little as wrong "on" ones (margins -13 to +29; see BENCHMARKS.md)."""
+
+
+def extra_margin(text: str, rival: str) -> float:
+    """:data:`EXTRA_MARGIN` for the words in which ``rival`` differs from ``text``."""
+    changed = frozenset(a for a, b in zip(text.split(), rival.split()) if a != b) | frozenset(
+        b for a, b in zip(text.split(), rival.split()) if a != b)
+    return max((v for pair, v in EXTRA_MARGIN.items() if changed and changed <= pair),
+               default=0.0)
+
+
+def unsure(score: Callable[[str], float | None], text: str, alternatives, accepts,
+           threshold: float) -> bool:
+    """True when ``text`` should not be acted on: a competitor that changes the action
+    (:func:`competitors`) scores within ``threshold`` (plus :func:`extra_margin`) of it, or
+    above it. ``score(sentence)``: its acoustic score force-aligned to the segment (ln × 1000,
+    :meth:`hub.asr.sphinx_decoder.SphinxDecoder.align`), None when it cannot be aligned."""
+    rivals = competitors(text, alternatives, accepts)
+    if not rivals:
+        return False
+    own = score(text)
+    if own is None:
+        return False
+    for rival in rivals:
+        other = score(rival)
+        _LOG.debug("confusion margin of %r over %r: %s", text, rival,
+                   None if other is None else own - other)
+        if other is not None and own - other < threshold + extra_margin(text, rival):
+            return True
+    return False
+
+
+def checked(engine, segment, score: Callable[[str], float | None]):
+    """``segment`` (a :class:`hub.asr.base.Segment` of ``engine``'s grammar search), marked
+    ``unsure`` when it is an accepted command that :func:`unsure` doubts; ``score`` aligns a
+    sentence to the segment's audio.
+
+    Questions (sentences without side effects) and rejected segments are returned as they
+    are; so is everything when ``engine.settings.confusion_margin`` is None.
+    """
+    threshold = getattr(engine.settings, "confusion_margin", None)
+    if threshold is None or engine.vocab is None or segment.rejected or not segment.text \
+            or engine.is_question(segment.text):
+        return segment
+    grammar = grammar_text(engine.vocab.fsg_path)
+    from hub.asr.coverage import fsg_accepts
+
+    if unsure(score, segment.text, segment.alternatives,
+              lambda words: fsg_accepts(grammar, words), threshold):
+        return dataclasses.replace(segment, unsure=True)
+    return segment
+
+
+@lru_cache(maxsize=2)
+def grammar_text(path: Path) -> str:
+    """The FSG text at ``path`` (read once per vocabulary)."""
+    return path.read_text(encoding="utf-8")
