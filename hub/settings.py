@@ -261,8 +261,7 @@ class TimerSettings:
     exit_grace_s: Annotated[float, Field(ge=0, le=3600)] = 10.0
     """``hub ask -`` / ``hub replay``: at the end of input, wait for timers finishing within this."""
     late_command_s: Annotated[float, Field(ge=0, le=86400)] = 60.0
-    """A delayed command due at most this long before the hub started still runs; older ones
-    are only reported as missed (seconds)."""
+    """A delayed command due at most this long before the hub started still runs; older ones are only reported as missed (seconds)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
