@@ -234,3 +234,39 @@ def test_hub_run_carries_out_a_delayed_command_and_prints_its_event(capsys):
         assert line["command"]["done"] and line["command"]["intent"] == "HassTurnOn"
     finally:
         hub.events.close()
+
+
+def _rejected(hub, heard: str):
+    """The hub's recognizer rejects the speech, having read ``heard`` in it."""
+    from hub.asr.base import Transcript
+
+    hub.fake_asr.transcribe = lambda samples, cancel=None: Transcript(
+        "", (), rejected=True, engine="fake", rejected_text=heard)
+
+
+def test_bc27_a_stop_word_below_the_rejection_threshold_stops_a_ringing_timer():
+    from fakes import speech
+
+    hub = clocked_hub()
+    hub.turn_text("set a timer for 10 seconds")
+    _rejected(hub, "stop")
+    assert hub.turn_audio(speech())["response"] == "Sorry, I didn't catch that."  # nothing rings
+    hub.clock_.advance(10)
+    [alert] = hub.events.tick()
+    assert hub.timers.status(ringing=True)
+    trace = hub.turn_audio(speech())
+    assert (trace["intent"], trace["response"]) == ("HassCancelTimer", "Timer cancelled")
+    assert not hub.timers.status(ringing=True)
+
+
+def test_bc27_only_a_stop_word_is_taken_from_rejected_speech_while_a_timer_rings():
+    from fakes import speech
+
+    hub = clocked_hub()
+    hub.turn_text("set a timer for 10 seconds")
+    hub.clock_.advance(10)
+    hub.events.tick()
+    _rejected(hub, "unlock the front door")
+    trace = hub.turn_audio(speech())
+    assert trace["response"] == "Sorry, I didn't catch that." and trace["intent"] is None
+    assert hub.home.state("Front Door") == "locked" and hub.timers.status(ringing=True)

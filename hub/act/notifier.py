@@ -171,13 +171,17 @@ class TimerEvents:
         self._forget([t.id for t in stopped], stopped)
         return stopped
 
+    def stops_ringing(self, text: str) -> bool:
+        """True when ``text`` is a stop word (:data:`STOP_WORDS`) and a timer rings now."""
+        said = " ".join(text.lower().replace(",", " ").replace(".", " ").replace("!", " ").split())
+        return said in STOP_WORDS and bool(self.timers.ringing())
+
     def stop_request(self, text: str) -> dict | None:
         """A turn's state update when ``text`` is a stop word and a timer rings, else None.
 
         The ringing stops at once; the answer is Home Assistant's "Timer cancelled".
         """
-        said = " ".join(text.lower().replace(",", " ").replace(".", " ").replace("!", " ").split())
-        if said not in STOP_WORDS or not self.timers.ringing():
+        if not self.stops_ringing(text):
             return None
         self.stop()
         return {"matches": [], "response": "Timer cancelled", "source": "rules",

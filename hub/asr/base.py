@@ -8,6 +8,7 @@ to rank, a rejection flag (out-of-grammar speech) and the text of every utteranc
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass
 from typing import Protocol
@@ -42,6 +43,14 @@ class Transcript:
     """True when a command was heard but a reading that changes the action (on/off,
     open/close, a number) fits the audio almost as well (:mod:`hub.asr.confusion`): the
     turn asks back before acting."""
+    rejected_text: str = ""
+    """When ``rejected``: what the grammar read in the rejected speech ("" if nothing). Only
+    a harmless reply the turn expects may use it (a stop word while a timer rings)."""
+
+    def taken_as_said(self) -> "Transcript":
+        """This transcript with its rejected reading accepted (see :attr:`rejected_text`)."""
+        return dataclasses.replace(self, text=self.rejected_text, rejected=False,
+                                   alternatives=(self.rejected_text,), rejected_text="")
 
 
 @dataclass(frozen=True)
@@ -106,8 +115,10 @@ def combine(segments: list[Segment], engine: str, nbest: int) -> Transcript:
         alternatives = dedupe([text], nbest) if text else ()
     rejected = any(s.rejected for s in segments) and not accepted
     parts = tuple(p.strip() for s in accepted for p in s.text.split(f" {CONJUNCTION} "))
+    rejected_text = " ".join(_spoken(s.text) for s in heard if s.rejected) if rejected else ""
     return Transcript(text=text, alternatives=alternatives, rejected=rejected, engine=engine,
-                      segments=parts, unsure=any(s.unsure for s in accepted))
+                      segments=parts, unsure=any(s.unsure for s in accepted),
+                      rejected_text=rejected_text)
 
 
 CONJUNCTION = "&"

@@ -85,6 +85,8 @@ def asr(hub, state: dict, cancel: threading.Event, turn: TurnContext) -> dict:
         result = engine.transcribe(turn.samples, cancel)
     if cancel.is_set():
         raise TimeoutError_("asr stopped: out of time", node="asr")
+    if result.rejected and hub.events.stops_ringing(result.rejected_text):  # a short word
+        result = result.taken_as_said()  # scores low; stopping a ring is harmless
     alternatives = [result.text] if result.rejected else list(result.alternatives or [result.text])
     segments = [s for s in (result.segments or ()) if s.strip()]
     if not result.rejected:
