@@ -29,6 +29,7 @@ class FakeTranscript:
     engine: str = "fake"
     segments: tuple[str, ...] = ()
     unsure: bool = False
+    rejected_text: str = ""
 
 
 class FakeAsr:
