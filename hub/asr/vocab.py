@@ -9,8 +9,9 @@ library versions, so start-up after the first run only reads three small files.
 Outputs (files in the cache directory):
 
 - ``grammar.fsg``: PocketSphinx finite-state grammar (Sphinx FSG text format): a prefix tree
-  of the sentence patterns with the slot values expanded inline. (A JSGF with ~2000
-  alternatives took PocketSphinx minutes and >1 GB to compile; the tree loads in ~50 ms.)
+  of the sentence patterns with the slot values expanded inline, its states with the same
+  futures then merged (:mod:`hub.asr.fsg`). (A JSGF with ~2000 alternatives took PocketSphinx
+  minutes and >1 GB to compile; the tree loads in ~50 ms.)
 - ``questions.fsg``: the same kind of FSG holding only the sentences without side effects
   (fact questions, state and timer queries: ``side_effects = false`` in the intent catalog),
   which PocketSphinx may accept at a looser rejection threshold (``asr.reject_llr_question``).
@@ -36,11 +37,12 @@ from hub.intents import catalog
 from hub.asr.base import CONJUNCTION
 from hub.asr import delays
 from hub.asr.coverage import read_only, understood
+from hub.asr.fsg import minimized
 from hub.asr.templates import Pattern, expand_patterns, template_data
 
 _LOG = logging.getLogger(__name__)
 
-VOCAB_VERSION = "3"
+VOCAB_VERSION = "4"
 """Bump when the generated files change shape, to invalidate old caches."""
 
 
@@ -124,7 +126,8 @@ def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
     from hub.paths import DATA_DIR
 
     code = [(Path(__file__).parent / f).read_text(encoding="utf-8")
-            for f in ("templates.py", "lexicon.py", "vocab.py", "coverage.py", "delays.py")]
+            for f in ("templates.py", "lexicon.py", "vocab.py", "coverage.py", "delays.py",
+                      "fsg.py")]
     code += [p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "sentences").glob("*.yaml"))]
     code += [(Path(__file__).parents[1] / f).read_text(encoding="utf-8")
              for f in ("intents/rules.py", "intents/catalog.toml", "llm/facts.py")]
@@ -280,6 +283,7 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]],
     pattern's last word also leads into the one final state. The lines in ``later`` (delayable
     commands, :mod:`hub.asr.delays`) may go on into the shared delay tail ("in 10 minutes"),
     and a copy of them follows the shared delay head ("in 10 minutes turn on ...").
+    States with the same futures are then merged (:func:`hub.asr.fsg.minimized`).
     """
     trie, commands, delayed = {}, {}, {}
     for intent, alternatives in body.items():
@@ -300,7 +304,7 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]],
         head = graph.new_state()
         graph.add_delay(graph.start, head, 1.0 / max(1, len(trie.keys() - {_COMMAND})))
         graph.add_tree(delayed, head)
-    return graph.text()
+    return minimized(graph.text())
 
 
 def _insert(trie: dict, line: str, conjoinable: bool, command: bool,
