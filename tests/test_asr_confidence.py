@@ -166,3 +166,21 @@ def test_bc22_an_unsure_spoken_command_is_asked_back_and_done_only_on_yes():
     asr.text = "turn off the kitchen light"
     hub.turn_audio(speech())
     assert len(devices.published) == 2 and devices.published[1][0] == "Kitchen Light"
+
+
+def test_deletions_are_the_reading_without_each_action_word():
+    from hub.asr.confusion import deletions
+
+    assert deletions("kitchen light off") == ["kitchen light"]
+    assert deletions("set brightness to fifty") == ["set brightness to"]
+    assert deletions("turn the kitchen light") == [] and deletions("off") == []
+
+
+@pytest.mark.parametrize("said", ["kitchen light", "turn the kitchen light"])
+def test_bc22_a_command_said_without_its_action_word_is_asked_back(settings, vocab, said):
+    """The grammar completes "kitchen light" with an action word ("kitchen light off"); the
+    reading without that word fits the audio as well, so the turn asks back, never acts."""
+    heard = _engine(settings, vocab).transcribe(_spoken(said))
+    assert heard.rejected or heard.unsure, heard
+    said_right = _engine(settings, vocab).transcribe(_spoken("turn off the kitchen light"))
+    assert said_right.text == "turn off the kitchen light" and not said_right.unsure

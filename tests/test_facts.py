@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hub.settings import load_settings
+
 from fakes import FakeLlm, make_hub, settings
 from hub.bench.facts import claims_false, judge
 from hub.home import Home
@@ -141,3 +143,43 @@ def test_checker_bare_home_wants_honesty():
     assert judge(facts.NO_HUMIDITY, {"kind": "humidity"}, home, NOW) == "right"
     assert judge("Outdoor humidity is 64 %", {"kind": "humidity"}, home, NOW) == "made_up"
     assert claims_false("It's 9:41 AM on Tuesday.", home, NOW) == []
+
+
+@pytest.mark.parametrize("question", [
+    "what year did the titanic sink", "which year is a leap year", "what date is easter",
+    "what is the date of the first day of spring", "what time is my meeting",
+    "how hot is the coffee", "what's the temperature of the oven",
+    "what is the temperature of the sun", "what is the weather like on mars",
+    "what time is it in london", "what day is christmas"])
+def test_a_question_about_something_else_is_not_answered_from_the_clock_or_a_sensor(question):
+    from datetime import datetime
+
+    from hub.home import Home
+    from hub.llm.facts import foreign_words, honest_answer, UNKNOWN
+
+    home = Home.from_settings(load_settings(None).home)
+    assert foreign_words(question, home)
+    assert honest_answer(question, home, datetime(2026, 12, 1, 17, 0)) == UNKNOWN
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("hey what time is it please", "time"), ("what's the temperature in the kitchen",
+                                             "indoor_temperature"),
+    ("is it cold outside", "outdoor_temperature"), ("got the time?", "time"),
+    ("what's the weather gonna be like tomorrow afternoon", "forecast")])
+def test_a_question_about_a_current_fact_is_still_answered_from_its_source(question, kind):
+    from datetime import datetime
+
+    from hub.home import Home
+    from hub.llm.facts import foreign_words, route
+
+    home = Home.from_settings(load_settings(None).home)
+    assert not foreign_words(question, home)
+    assert route(question, home, datetime(2026, 12, 1, 17, 0)).topic == kind
+
+
+def test_a_past_year_question_is_not_answered_with_this_year_through_the_turn():
+    hub = make_hub()
+    trace = hub.turn_text("what year did the titanic sink")
+    assert "2026" not in trace["response"] and trace["intent"] is None, trace
+    assert hub.turn_text("what year is it")["response"] == f"It's {datetime.now().year}."

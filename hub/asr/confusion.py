@@ -115,18 +115,33 @@ def extra_margin(text: str, rival: str) -> float:
                default=0.0)
 
 
+def deletions(text: str) -> list[str]:
+    """``text`` without each of its action-changing words (:data:`SWAPS` members, numbers).
+
+    A grammar completes a partial sentence with its likeliest ending ("kitchen light" is read
+    "kitchen light off"); when the reading without the word fits the audio as well, the word
+    was not said, and the turn must not act on it. These rivals need not be grammar sentences:
+    they are only aligned. One-word readings have no deletion.
+    """
+    words = text.split()
+    if len(words) < 2:
+        return []
+    return [" ".join(words[:i] + words[i + 1:]) for i, w in enumerate(words) if _critical(w)]
+
+
 def unsure(score: Callable[[str], float | None], text: str, alternatives, accepts,
            threshold: float) -> bool:
     """True when ``text`` should not be acted on: a competitor that changes the action
     (:func:`competitors`) scores within ``threshold`` (plus :func:`extra_margin`) of it, or
-    above it. ``score(sentence)``: its acoustic score force-aligned to the segment (ln × 1000,
+    above it, or when ``text`` itself cannot be aligned but a rival can. ``score(sentence)``:
+    its acoustic score force-aligned to the segment (ln × 1000,
     :meth:`hub.asr.sphinx_decoder.SphinxDecoder.align`), None when it cannot be aligned."""
-    rivals = competitors(text, alternatives, accepts)
+    rivals = competitors(text, alternatives, accepts) + deletions(text)
     if not rivals:
         return False
     own = score(text)
-    if own is None:
-        return False
+    if own is None:  # the reading cannot be forced onto the audio: unsure if a rival can
+        return any(score(rival) is not None for rival in rivals)
     for rival in rivals:
         other = score(rival)
         _LOG.debug("confusion margin of %r over %r: %s", text, rival,

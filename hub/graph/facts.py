@@ -13,19 +13,25 @@ def fact_update(hub, text: str) -> dict | None:
     from datetime import datetime
 
     from hub.intents.rules import IntentMatch
-    from hub.llm.facts import route
+    from hub.llm.facts import foreign_words, route
 
     fact = route(text, hub.home, datetime.now())
     if fact is None:
         return None
-    log.info("fact question (%s) answered from its source: %r", fact.topic, text)
     if fact.response:
-        return {"matches": [], "response": fact.response, "intent": fact.intent,
-                "slots": dict(fact.slots), "source": "rules", "transcript": text}
-    name = fact.slots.get("name")
-    match = IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
-                        entities=(name,) if name else ())
-    return {"matches": [match], "transcript": text, "source": "rules"}
+        update = {"matches": [], "response": fact.response, "intent": fact.intent,
+                  "slots": dict(fact.slots), "source": "rules", "transcript": text}
+    else:
+        name = fact.slots.get("name")
+        update = {"matches": [IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
+                                          entities=(name,) if name else ())],
+                  "transcript": text, "source": "rules"}
+    if foreign_words(text, hub.home) and beyond_source(hub, text, fact_matches(update),
+                                                       check_names=False) is None:
+        log.info("not a question about a current fact: %r", text)  # "what year did ... sink"
+        return None
+    log.info("fact question (%s) answered from its source: %r", fact.topic, text)
+    return update
 
 
 FACT_INTENTS = frozenset({"HassGetCurrentTime", "HassGetCurrentDate", "HassGetWeather",

@@ -222,8 +222,52 @@ def _condition(state: str | None) -> str:
     return text.replace("-", " ").replace("_", " ")
 
 
+FACT_WORDS = frozenset({
+    # asking and politeness
+    "what", "what's", "whats", "which", "how", "is", "are", "it", "it's", "its", "the", "a", "an",
+    "of", "in", "at", "on", "for", "to", "be", "like", "me", "us", "you", "your", "i", "we", "do",
+    "does", "can", "could", "would", "please", "tell", "say", "give", "know", "check", "find",
+    "out", "let", "need", "want", "wondering", "wonder", "any", "some", "again", "exact",
+    "exactly", "hey", "hi", "ok", "okay", "so", "um", "uh", "now", "right", "current",
+    "currently", "present", "presently", "today", "today's", "todays", "this", "there", "here",
+    "inside", "indoors", "indoor", "going", "there's", "by", "much", "many", "level", "reading",
+    "real", "quick", "quickly", "just", "still", "yet", "get", "feel", "feels", "look", "looks",
+    "and", "or", "if", "whether", "thanks", "thank", "got", "have", "has",
+    # the clock
+    "time", "hour", "hours", "minute", "minutes", "o'clock", "late", "early", "clock", "date",
+    "day", "weekday", "week", "month", "year", "calendar", "number", "am", "pm", "half",
+    "quarter", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "fifteen", "twenty", "thirty", "forty", "fifty", "sixty",
+    # weather, temperature and humidity
+    "sensor", "percent", "percentage", "air", "house", "home", "room", "thermostat", "set",
+    "weather", "umbrella", "coat", "jacket",
+})
+"""Words a question about the current time, date, weather or temperature is made of (with the
+topic words: :data:`WEATHER_WORDS`, :data:`TEMPERATURE_WORDS`, :data:`FUTURE_WORDS`, ...)."""
+_KNOWN = (FACT_WORDS | WEATHER_WORDS | TEMPERATURE_WORDS | FUTURE_WORDS | OUTSIDE_WORDS
+          | STATE_WORDS | {"humid", "humidity", "weekend"} | set(WEEKDAYS) | set(MONTHS)) - {"sun"}
+"""("sun" is a weather word, but "the temperature of the sun" is not about the weather.)"""
+
+
+def foreign_words(text: str, home) -> set[str]:
+    """Words of ``text`` that a question about a current fact is not made of.
+
+    Neither fact words (:data:`FACT_WORDS` and the topic words) nor words of the home's entity,
+    area and floor names. A question with such words asks about something else: "what year did
+    the titanic sink", "what date is easter", "how hot is the coffee", "the weather on mars".
+    Numbers count as known ("in 5 minutes" is judged by the time-shift check).
+    """
+    places = (*home.areas, *getattr(home, "floors", ()))
+    names = {w for e in home.entities for w in _words(e.name)} | {w for p in places
+                                                                  for w in _words(p)}
+    return {w for w in _words(text) if w not in _KNOWN and w not in names and not w.isdigit()}
+
+
 def route(text: str, home, now: datetime) -> Fact | None:
     """How to answer ``text`` from the facts' sources, or None when it asks for none of them.
+
+    Callers also check :func:`foreign_words`: a source is never read out for a question it
+    does not answer ("what year did the titanic sink").
 
     Args:
         text: the transcript (rules found no intent in it).
@@ -291,6 +335,6 @@ def honest_answer(question: str, home, now: datetime) -> str:
     says :data:`UNKNOWN` for those.
     """
     fact = route(question, home, now)
-    if fact is not None and fact.response:
+    if fact is not None and fact.response and not foreign_words(question, home):
         return fact.response
     return UNKNOWN
