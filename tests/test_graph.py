@@ -401,3 +401,15 @@ def test_llm_answer_is_synthesized_sentence_by_sentence_as_generated():
                      ("llm", "Second part."), ("tts", "Second part.")]
     assert trace["response"] == "First part. Second part." and trace_result.pcm
     assert trace["timings_ms"]["ttfa"] is not None
+
+
+def test_bc22_an_unsure_reading_is_not_cached_so_a_replay_asks_back_again(tmp_path):
+    hub = make_hub(store=Store(tmp_path / "hub.db"), text="turn on the kitchen light")
+    hub.fake_asr.unsure = True  # "turn off ..." heard as "turn on ..." by a small margin
+    audio = speech()
+    first = hub.turn_audio(audio)
+    hub.turn_text("no")
+    second = hub.turn_audio(audio)
+    assert first["response"] == second["response"] == "Do you want me to turn on the Kitchen Light?"
+    assert second["source"] != "cache" and hub.fake_asr.calls == 2
+    assert hub.home.state("Kitchen Light") == "off"

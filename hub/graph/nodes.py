@@ -89,7 +89,7 @@ def asr(hub, state: dict, cancel: threading.Event, turn: TurnContext) -> dict:
         result = result.taken_as_said()  # scores low; stopping a ring is harmless
     alternatives = [result.text] if result.rejected else list(result.alternatives or [result.text])
     segments = [s for s in (result.segments or ()) if s.strip()]
-    if not result.rejected:
+    if not result.rejected and not result.unsure:  # an unsure reading is asked back each time
         from hub.store.recall import remember
 
         remember(hub, turn.fingerprint, result.text, alternatives)
