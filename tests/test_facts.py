@@ -183,3 +183,16 @@ def test_a_past_year_question_is_not_answered_with_this_year_through_the_turn():
     trace = hub.turn_text("what year did the titanic sink")
     assert "2026" not in trace["response"] and trace["intent"] is None, trace
     assert hub.turn_text("what year is it")["response"] == f"It's {datetime.now().year}."
+
+
+@pytest.mark.parametrize("question, honest", [
+    ("what is the temperature of the garage door",
+     "I don't have a temperature reading for the Garage Door."),
+    ("what is the humidity of the kitchen light",
+     "I don't have a humidity reading for the Kitchen Light.")])
+def test_a_measurement_of_a_device_that_does_not_measure_it_is_not_another_devices(
+        question, honest):
+    trace = make_hub().turn_text(question)
+    assert trace["response"] == honest and "21.5" not in trace["response"], trace
+    assert make_hub().turn_text("what's the temperature of the ecobee")["response"] == \
+        "21.5 degrees."

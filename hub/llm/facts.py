@@ -285,6 +285,12 @@ def route(text: str, home, now: datetime) -> Fact | None:
                     "HassGetCurrentDate", response=_clock_answer(kind, now))
     if kind in ("weather", "forecast", "outdoor_temperature"):
         return _weather_fact(home, kind)
+    named = _named_entity(home, text)
+    if kind in ("humidity", "indoor_temperature") and named is not None and set(
+            _words(named.name)) <= set(_words(text)) and not _measures(named, kind):
+        # "the temperature of the garage door" (its whole name): not the thermostat's
+        return Fact(kind, response=f"I don't have a {kind.replace('indoor_', '')} reading "
+                                   f"for the {named.name}.")
     if kind == "humidity":
         sensor = _humidity_sensor(home, text)
         if sensor is None:
@@ -294,6 +300,17 @@ def route(text: str, home, now: datetime) -> Fact | None:
     if climate is None:
         return Fact(kind, response=NO_INDOOR_TEMPERATURE)
     return Fact(kind, intent="HassClimateGetTemperature", slots={"name": climate.name})
+
+
+def _measures(entity, kind: str) -> bool:
+    """True when ``entity`` is a source of ``kind`` (a thermostat or temperature sensor for
+    ``indoor_temperature``, a humidity sensor for ``humidity``)."""
+    if kind == "humidity":
+        return entity.domain == "sensor" and ("humidity" in entity.name.lower() or
+                                              entity.attributes.get("device_class") == "humidity")
+    return entity.domain == "climate" or (entity.domain == "sensor" and (
+        entity.attributes.get("device_class") == "temperature"
+        or "temperature" in entity.name.lower()))
 
 
 _QUESTION_START = frozenset({"is", "are", "was", "were", "did", "does", "has", "have", "what",
