@@ -216,7 +216,9 @@ def test_synthesized_voice_is_asked_back_and_sends_nothing(tmp_path, said, quest
     wav = tmp_path / "said.wav"
     assert main(["say", said, "--out", str(wav)]) == 0
     devices = FakeDevices()
-    cfg = settings()
+    cfg = settings()  # the real recognizer gets a real timeout (the fakes' 1 s is for fakes)
+    cfg = dataclasses.replace(cfg, resilience=dataclasses.replace(
+        cfg.resilience, timeouts_s={**cfg.resilience.timeouts_s, "asr": 20.0}))
     hub = Hub(cfg, entry="replay", factories={"devices": lambda h: devices},
               probe=FixedProbe(), speak=False)
     hub.engines.warm(["asr", "rules"])  # loaded before the turn, as hub replay does
