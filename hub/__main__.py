@@ -1,43 +1,58 @@
 """``python -m hub`` runs the CLI; :func:`run` is also the ``hub`` console script.
 
-Ctrl-C at any moment from here on ends the hub with ``hub: interrupted`` and exit code 130,
-never a traceback: the CLI (and its heavy imports: numpy, the engines) is imported inside
-the ``try``. Only the interpreter's own start-up (before this file runs) is out of reach.
+Ctrl-C at any moment from this module's first line on ends the hub with ``hub: interrupted``
+and exit code 130, never a traceback. Until the CLI (and its heavy imports: numpy, the
+engines) is loaded, a SIGINT handler installed when this module loads exits at once (there
+is nothing to clean up yet, and a library's bare ``except:`` cannot swallow it); from then
+on Python's KeyboardInterrupt is back and :func:`hub.cli.main.main` handles it. Only the
+interpreter's own start-up (before this module runs) is out of reach.
 """
 
+import os
+import signal
 import sys
 
 EXIT_INTERRUPTED = 130
 """The exit code of an interrupted run (128 + SIGINT), as :class:`hub.errors.ExitCode`."""
 
 
-def _quiet_sigint() -> None:
-    """From now on a Ctrl-C ends the process at once and silently (the default action:
-    killed by SIGINT, which a shell reports as 130), not with a KeyboardInterrupt raised
-    in the middle of the exit (thread joins, atexit handlers)."""
-    import signal
-
+def _exit_interrupted(signum=None, frame=None) -> None:
+    """Say ``hub: interrupted`` and end the process with :data:`EXIT_INTERRUPTED` now
+    (``os._exit``: no atexit handlers, no thread joins; there is nothing to save yet)."""
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        sys.stderr.write("hub: interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _on_sigint(handler) -> None:
+    try:
+        signal.signal(signal.SIGINT, handler)
     except (ValueError, OSError):  # not the main thread, or no signals here
         pass
+
+
+_on_sigint(_exit_interrupted)  # from the very start: before the CLI's imports
 
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
 
-    A KeyboardInterrupt anywhere, including while the CLI's modules are imported, gives
-    ``hub: interrupted`` on stderr and :data:`EXIT_INTERRUPTED`.
+    A Ctrl-C while the CLI's modules are imported, while it runs, or while the process
+    exits gives ``hub: interrupted`` on stderr and :data:`EXIT_INTERRUPTED`.
     """
+    _on_sigint(_exit_interrupted)
     try:
         from hub.cli.main import main
 
+        _on_sigint(signal.default_int_handler)  # the CLI cleans up on KeyboardInterrupt
         code = main(argv)
-    except KeyboardInterrupt:
-        _quiet_sigint()
-        print("hub: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    _quiet_sigint()
+    except KeyboardInterrupt:  # while the CLI's commands are imported (its parser)
+        _on_sigint(signal.SIG_IGN)
+        sys.stdout.flush()
+        _exit_interrupted()  # at once: Python's exit would turn this into a SIGINT death
+    _on_sigint(signal.SIG_DFL)  # a Ctrl-C during the exit (thread joins) ends it silently
     return code
 
 
