@@ -1,5 +1,60 @@
-"""``python -m hub`` runs the CLI."""
+"""``python -m hub`` runs the CLI; :func:`run` is also the ``hub`` console script.
 
-from hub.cli.main import main
+Ctrl-C at any moment from this module's first line on ends the hub with ``hub: interrupted``
+and exit code 130, never a traceback. Until the CLI (and its heavy imports: numpy, the
+engines) is loaded, a SIGINT handler installed when this module loads exits at once (there
+is nothing to clean up yet, and a library's bare ``except:`` cannot swallow it); from then
+on Python's KeyboardInterrupt is back and :func:`hub.cli.main.main` handles it. Only the
+interpreter's own start-up (before this module runs) is out of reach.
+"""
 
-raise SystemExit(main())
+import os
+import signal
+import sys
+
+EXIT_INTERRUPTED = 130
+"""The exit code of an interrupted run (128 + SIGINT), as :class:`hub.errors.ExitCode`."""
+
+
+def _exit_interrupted(signum=None, frame=None) -> None:
+    """Say ``hub: interrupted`` and end the process with :data:`EXIT_INTERRUPTED` now
+    (``os._exit``: no atexit handlers, no thread joins; there is nothing to save yet)."""
+    try:
+        sys.stderr.write("hub: interrupted\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def _on_sigint(handler) -> None:
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except (ValueError, OSError):  # not the main thread, or no signals here
+        pass
+
+
+_on_sigint(_exit_interrupted)  # from the very start: before the CLI's imports
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: ``sys.argv[1:]``); returns the exit code.
+
+    A Ctrl-C while the CLI's modules are imported, while it runs, or while the process
+    exits gives ``hub: interrupted`` on stderr and :data:`EXIT_INTERRUPTED`.
+    """
+    _on_sigint(_exit_interrupted)
+    try:
+        from hub.cli.main import main
+
+        _on_sigint(signal.default_int_handler)  # the CLI cleans up on KeyboardInterrupt
+        code = main(argv)
+    except KeyboardInterrupt:  # while the CLI's commands are imported (its parser)
+        _on_sigint(signal.SIG_IGN)
+        sys.stdout.flush()
+        _exit_interrupted()  # at once: Python's exit would turn this into a SIGINT death
+    _on_sigint(signal.SIG_DFL)  # a Ctrl-C during the exit (thread joins) ends it silently
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(run())

@@ -155,5 +155,6 @@ def status(ctx: Context, match: IntentMatch) -> Outcome:
 
 
 def nevermind(ctx: Context, match: IntentMatch) -> Outcome:
-    """HassNevermind: nothing is done and nothing is said."""
-    return Outcome("")
+    """HassNevermind: nothing is done; a short "Okay." says it was heard (Home Assistant says
+    nothing; the hub's answer to silence is "Sorry, I couldn't understand that.")."""
+    return Outcome(render(match.intent, "done", match.slots))

@@ -35,6 +35,10 @@ _PHRASES = {"do it": True, "go ahead": True, "please do": True, "of course": Tru
             "never mind": False}
 
 
+NOTHING_TO_CANCEL = "Okay."
+"""The answer to a "no" (or "never mind") when no question is waiting: nothing is done."""
+
+
 def confirmation_answer(text: str) -> bool | None:
     """True for a yes, False for a no, None for anything else (which is a new request).
 

@@ -14,7 +14,7 @@ import threading
 import time
 
 from hub.errors import TimeoutError_
-from hub.graph.confirmation import confirmation_answer
+from hub.graph.confirmation import NOTHING_TO_CANCEL, confirmation_answer
 from hub.graph.facts import beyond_source, fact_matches, fact_update
 from hub.graph.speech import join_sentences, spoken_update
 from hub.graph.state import TurnContext
@@ -125,6 +125,8 @@ def rules(hub, state: dict, cancel: threading.Event) -> dict:
     text, match = engine.rank(state.get("alternatives") or [state.get("transcript", "")],
                               conversation.area)
     if match is None:
+        if confirmation_answer(text) is False:  # a stray "no": nothing to cancel, no LLM
+            return {"matches": [], "response": NOTHING_TO_CANCEL, "source": "rules"}
         fact = fact_update(hub, text)  # time, date, weather, states: from their source only
         if fact is not None:
             honest = beyond_source(hub, text, fact_matches(fact), check_names=False)

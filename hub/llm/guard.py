@@ -10,6 +10,13 @@
 3. **Values in range**: every slot is one the handlers know and its value is in range
    (brightness and position 0–100, a known color, a timer of at most 24 hours, a short item)
    before any side effect (case BC-15).
+4. **Right domain**: an entity its ``name`` slot names is of a domain the intent applies to
+   (:func:`hub.intents.catalog.domains_of`): "print the state of the front door" read as
+   ``HassListAddItem`` on the Front Door (a lock) is refused before any question back.
+5. **On topic**: a fact intent (time, date, weather, temperature) is taken only when the
+   transcript is about that fact (:func:`hub.llm.facts.topic`, or one of the topic's own
+   words): "what is the capital of france" is never answered with today's date (it goes on
+   as a question for the answer path).
 """
 
 from __future__ import annotations
@@ -32,6 +39,23 @@ COLORS = frozenset({"white", "black", "red", "orange", "yellow", "green", "blue"
                     "brown", "pink", "turquoise"})
 _TEXT_SLOTS = frozenset({"name", "area", "domain", "floor", "state", "device_class", "item",
                          "timer_name", "name_list"})
+_FACT_TOPICS = {
+    "HassGetCurrentTime": ({"time"}, {"time", "clock", "hour", "hours", "late", "o'clock"}),
+    "HassGetCurrentDate": ({"date", "weekday", "month", "year"},
+                           {"date", "day", "today", "today's", "weekday", "month", "year"}),
+    "HassGetWeather": ({"weather", "forecast", "outdoor_temperature"},
+                       {"weather", "rain", "raining", "rainy", "snow", "snowing", "sunny",
+                        "sun", "cloudy", "windy", "wind", "storm", "foggy", "umbrella",
+                        "forecast", "outside", "temperature", "degrees", "hot", "cold",
+                        "warm", "chilly", "freezing"}),
+    "HassClimateGetTemperature": ({"indoor_temperature", "outdoor_temperature"},
+                                  {"temperature", "degrees", "hot", "cold", "warm", "chilly",
+                                   "freezing", "thermostat", "heating", "celsius",
+                                   "fahrenheit"}),
+}
+"""Fact intent -> (the :func:`hub.llm.facts.topic` topics it answers, words of its topic)."""
+UNSURE = "Sorry, I'm not sure what you meant."
+"""Said when an LLM intent does not fit what was said (wrong domain, another topic)."""
 _RANGES = {"brightness": (0, 100), "position": (0, 100), "volume_level": (0, 100),
            "hours": (0, 24), "minutes": (0, 1440), "seconds": (0, 86400),
            "duration_s": (1, 86400)}
@@ -39,7 +63,8 @@ _RANGES = {"brightness": (0, 100), "position": (0, 100), "volume_level": (0, 100
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why an LLM intent is not acted on; ``message`` is what the hub says instead."""
+    """Why an LLM intent is not acted on; ``message`` is what the hub says instead (empty:
+    the turn goes on as if the LLM had proposed no intent, so a question is answered)."""
 
     reason: str
     message: str
@@ -104,6 +129,49 @@ def refuse(result, transcript: str) -> Refusal | None:
     return None
 
 
+def on_topic(intent: str, transcript: str) -> bool:
+    """False when ``intent`` is a fact intent (time, date, weather, temperature) and
+    ``transcript`` is not about its fact: neither :func:`hub.llm.facts.topic` finds that
+    topic nor does a word of it occur ("what is the capital of france" is not a date
+    question). Any other intent: True."""
+    from hub.llm.facts import topic
+
+    if intent not in _FACT_TOPICS:
+        return True
+    topics, words = _FACT_TOPICS[intent]
+    said = set(re.findall(r"[a-z0-9']+", transcript.lower()))
+    return topic(transcript) in topics or bool(said & words)
+
+
+def wrong_domain(intent: str, name, home) -> str | None:
+    """The domain of the home entity ``name`` when ``intent`` does not apply to it, else
+    None (an intent without domains may read any entity; an unknown name is not judged
+    here).
+
+    Args:
+        intent: a catalog intent name.
+        name: the ``name`` slot (a canonical entity name), or None.
+        home: the :class:`hub.home.Home`.
+    """
+    domains = catalog.domains_of(intent)
+    if not domains or not isinstance(name, str):
+        return None
+    for entity in home.entities:
+        if entity.name == name and entity.domain not in domains:
+            return entity.domain
+    return None
+
+
+def _fit(result, transcript: str, home) -> Refusal | None:
+    """A Refusal when ``result`` does not fit ``transcript`` or its target, else None."""
+    domain = wrong_domain(result.intent, result.slots.get("name"), home)
+    if domain is not None:
+        return Refusal("wrong_domain", UNSURE)
+    if not on_topic(result.intent, transcript):
+        return Refusal("off_topic", "")
+    return None
+
+
 def delayed(match, transcript: str, rules, area: str | None):
     """``match`` unchanged unless it is a delayed command; then the checked delayed command
     (:func:`hub.intents.delay.delayed_match`, its command read by the rules) or a Refusal when
@@ -141,7 +209,7 @@ def to_match(result, transcript: str, home):
     """
     from hub.intents.rules import IntentMatch
 
-    refusal = refuse(result, transcript)
+    refusal = refuse(result, transcript) or _fit(result, transcript, home)
     if refusal is not None:
         log.warning("llm intent %s %s not acted on (%s): %r", result.intent, result.slots,
                     refusal.reason, transcript)

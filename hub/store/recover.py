@@ -46,7 +46,28 @@ def is_damaged(path: str, budget_s: float = CHECK_BUDGET_S) -> str | None:
         return str(exc)
     finally:
         conn.close()
-    return None if rows and rows[0][0] == "ok" else "; ".join(r[0] for r in rows[:3])
+    return None if rows and rows[0][0] == "ok" else brief(r[0] for r in rows)
+
+
+MAX_PROBLEM_CHARS = 160
+"""Longest first problem quoted in the recovery's ERROR line."""
+
+
+def brief(messages) -> str:
+    """One short line for ``quick_check``'s messages: the first problem and how many more
+    (``"On tree page 440 cell 29: Offset 14203 out of range 232..4092 (and 97 more)"``).
+
+    SQLite returns them as rows, one of which may hold many problems separated by newlines,
+    after a ``*** in database main ***`` header; the header is not a problem.
+    """
+    problems = [line.strip() for m in messages for line in str(m).splitlines()
+                if line.strip() and not line.startswith("***")]
+    if not problems:
+        return "failed its integrity check"
+    first = problems[0]
+    if len(first) > MAX_PROBLEM_CHARS:
+        first = first[:MAX_PROBLEM_CHARS - 3] + "..."
+    return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more)"
 
 
 def move_aside(path: str, now: float) -> str:
