@@ -110,10 +110,10 @@ class SphinxDecoder:
         decoder.end_utt()
         return mean
 
-    def run(self, search: str, audio: bytes, mean: str, nbest: bool = False) -> Decoded:
-        """Decode ``audio`` with ``search`` in pieces, CMN fixed at ``mean``."""
+    def _utterance(self, audio: bytes, mean: str) -> None:
+        """Decode ``audio`` as one utterance with the active search: a fresh feature pipeline,
+        the audio in :data:`PIECE_S` pieces (other threads run between them), CMN ``mean``."""
         decoder = self.decoder
-        decoder.activate_search(search)
         decoder.reinit_feat()
         decoder.start_utt()
         step = int(PIECE_S * 16000) * 2
@@ -121,6 +121,12 @@ class SphinxDecoder:
             decoder.set_cmn(mean)
             decoder.process_raw(audio[start:start + step])
         decoder.end_utt()
+
+    def run(self, search: str, audio: bytes, mean: str, nbest: bool = False) -> Decoded:
+        """Decode ``audio`` with ``search`` in pieces, CMN fixed at ``mean``."""
+        decoder = self.decoder
+        decoder.activate_search(search)
+        self._utterance(audio, mean)
         hyp = decoder.hyp()
         text = hyp.hypstr.strip() if hyp is not None else ""
         return Decoded(text, _nbest(decoder) if nbest and text else [],
@@ -135,13 +141,7 @@ class SphinxDecoder:
         decoder = self.decoder
         try:
             decoder.set_align_text(text)
-            decoder.reinit_feat()
-            decoder.start_utt()
-            step = int(PIECE_S * 16000) * 2
-            for start in range(0, len(audio), step):
-                decoder.set_cmn(mean)
-                decoder.process_raw(audio[start:start + step])
-            decoder.end_utt()
+            self._utterance(audio, mean)
             hyp = decoder.hyp()
             return 1000 * math.log(max(hyp.score, 1e-300)) if hyp is not None else None
         except RuntimeError as exc:
