@@ -142,7 +142,7 @@ def test_unhandled_intent_is_an_expected_failure(actor):
 
 def test_nevermind_does_nothing(actor, home):
     before = home.snapshot()
-    assert actor.execute(IntentMatch("HassNevermind", {}, "never mind"), "k") == Outcome("")
+    assert actor.execute(IntentMatch("HassNevermind", {}, "never mind"), "k") == Outcome("Okay.")
     assert home.snapshot() == before
 
 
