@@ -63,5 +63,5 @@ def test_current_date_from_the_clock(text):
 
 @pytest.mark.parametrize("text", ["nevermind", "never mind", "forget it", "cancel that",
                                   "never mind that"])
-def test_nevermind_says_and_does_nothing(text):
-    check_row(text, "HassNevermind", {}, "")
+def test_nevermind_says_okay_and_does_nothing(text):
+    check_row(text, "HassNevermind", {}, "Okay.")
