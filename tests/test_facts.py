@@ -196,3 +196,8 @@ def test_a_measurement_of_a_device_that_does_not_measure_it_is_not_another_devic
     assert trace["response"] == honest and "21.5" not in trace["response"], trace
     assert make_hub().turn_text("what's the temperature of the ecobee")["response"] == \
         "21.5 degrees."
+
+
+def test_a_device_state_question_in_other_words_is_still_answered_from_the_home():
+    trace = make_hub().turn_text("is the bed light switched off")
+    assert trace["intent"] == "HassGetState" and trace["slots"]["name"] == "Bed Light", trace

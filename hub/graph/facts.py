@@ -26,8 +26,8 @@ def fact_update(hub, text: str) -> dict | None:
         update = {"matches": [IntentMatch(fact.intent, dict(fact.slots), text, source="rules",
                                           entities=(name,) if name else ())],
                   "transcript": text, "source": "rules"}
-    if foreign_words(text, hub.home) and beyond_source(hub, text, fact_matches(update),
-                                                       check_names=False) is None:
+    if fact.topic != "state" and foreign_words(text, hub.home) and beyond_source(
+            hub, text, fact_matches(update), check_names=False) is None:
         log.info("not a question about a current fact: %r", text)  # "what year did ... sink"
         return None
     log.info("fact question (%s) answered from its source: %r", fact.topic, text)
