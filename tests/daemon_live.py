@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +45,16 @@ def stop_server(env: dict) -> None:
     """Kill the server started by :func:`start_server` (``pulseaudio -k``)."""
     subprocess.run(["pulseaudio", "-k"], env={**os.environ, **env}, check=False,
                    capture_output=True, timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A PulseAudio server of the test module's own (:func:`start_server`), its env and
+    ``folder``; stopped when the module's tests end."""
+    folder = tmp_path_factory.mktemp("pulse")
+    env = start_server(folder)
+    yield {**env, "folder": folder}
+    stop_server(env)
 
 
 class Recorder:

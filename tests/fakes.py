@@ -109,3 +109,17 @@ def speech(seconds: float = 1.0) -> np.ndarray:
     """Non-silent int16 audio (the fake ASR ignores its content)."""
     t = np.arange(int(16000 * seconds)) / 16000
     return (3000 * np.sin(2 * np.pi * 220 * t)).astype(np.int16)
+
+
+class FakeDevices:
+    """A device backend that counts what it is asked to publish."""
+
+    def __init__(self):
+        self.published = []
+
+    def publish(self, action, cancel=None, wait_s=None):
+        self.published.append((action["entity"], action["service"]))
+        return "done"
+
+    def on_turn(self, trace):
+        """No hub entities to update."""

@@ -19,7 +19,7 @@ from hub.home import Home
 from hub.intents.rules import Rules
 from hub.settings import IntentSettings, load_settings
 
-from fakes import FakeAsr, FakeTts, speech
+from fakes import FakeAsr, FakeDevices, FakeTts, speech
 from fakes import settings as fake_settings
 from live_audio import silence, synth
 from shared_data import home_toml
@@ -128,27 +128,13 @@ def test_a_segments_confidence_does_not_depend_on_the_segment_before(settings, v
     assert (again.text, again.confidence) == (first.text, first.confidence), (first, again)
 
 
-class Devices:
-    """A device backend that records what it is asked to publish."""
-
-    def __init__(self):
-        self.published = []
-
-    def publish(self, action, cancel=None, wait_s=None):
-        self.published.append((action["entity"], action["service"]))
-        return "done"
-
-    def on_turn(self, trace):
-        """No hub entities to update."""
-
-
 def test_bc22_an_unsure_spoken_command_is_asked_back_and_done_only_on_yes():
     """Through the whole turn: an unsure "turn on the kitchen light" sends nothing and asks;
     "yes" does it; a sure one is done at once; a "no" cancels."""
     from hub.core.hub import Hub
     from hub.resilience.load import FixedProbe
 
-    devices, asr = Devices(), FakeAsr("turn on the kitchen light", unsure=True)
+    devices, asr = FakeDevices(), FakeAsr("turn on the kitchen light", unsure=True)
     hub = Hub(fake_settings(llm=False), entry="ask", probe=FixedProbe(), speak=False,
               factories={"asr": lambda h: asr, "tts": lambda h: FakeTts(),
                                         "devices": lambda h: devices})

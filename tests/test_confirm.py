@@ -7,25 +7,11 @@ import uuid
 
 import pytest
 
-from fakes import FakeLlm, FakeTts, FakeAsr, settings, speech
+from fakes import FakeAsr, FakeDevices, FakeLlm, FakeTts, settings, speech
 from hub.core.hub import Hub
 from hub.graph.confirmation import confirmation_answer
 from hub.graph.nodes import CANCELLED
 from hub.resilience.load import FixedProbe
-
-
-class FakeDevices:
-    """A device backend that counts what it is asked to publish."""
-
-    def __init__(self):
-        self.published = []
-
-    def publish(self, action, cancel=None, wait_s=None):
-        self.published.append((action["entity"], action["service"]))
-        return "done"
-
-    def on_turn(self, trace):
-        """No hub entities to update."""
 
 
 class Clock:

@@ -14,23 +14,14 @@ import signal
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from daemon_live import Daemon, Feeder, start_server, stop_server, write_config
+from daemon_live import Daemon, Feeder, server, write_config  # noqa: F401 (server: a fixture)
 from live_audio import silence, synth
 from wyoming_support import free_port
 
 START_S = 300
 """Longest start-up accepted: the prompt cache is built cold (three prompt prefixes) on a busy
 2-core machine."""
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pulse")
-    env = start_server(folder)
-    yield {**env, "folder": folder}
-    stop_server(env)
 
 
 async def handle(port: int, text: str) -> tuple[str, str]:

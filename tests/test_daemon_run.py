@@ -19,20 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from daemon_live import REPO, Daemon, Feeder, start_server, stop_server, write_config
+from daemon_live import (REPO, Daemon, Feeder, server, start_server,  # noqa: F401
+                         stop_server, write_config)  # (server: a fixture)
 from live_audio import generated_commands, silence, read_wav, synth
 
 NO_LLM = "[llm]\nintents_on = []\nanswers_on = []\n"
 START_S = 240  # a fresh cache: the speech grammar is built at start (about 60 s on 2 busy cores)
 """Longest start-up (models loaded, microphone open) accepted on a busy 2-core machine."""
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("pulse")
-    env = start_server(folder)
-    yield {**env, "folder": folder}
-    stop_server(env)
 
 
 def command(name: str) -> np.ndarray:
