@@ -123,3 +123,15 @@ class FakeDevices:
 
     def on_turn(self, trace):
         """No hub entities to update."""
+
+
+def wait_for(predicate, timeout_s: float = 10.0) -> bool:
+    """Poll ``predicate`` every 20 ms until it is true or ``timeout_s`` seconds pass."""
+    import time
+
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from daemon_live import Feeder, Recorder, start_server, stop_server
+from fakes import wait_for
 from hub.audio.mic import open_mic
 from hub.audio.pcm import AudioChunk
 from hub.audio.player import make_player
@@ -78,15 +79,6 @@ def supervisor_for(hub, server, out):
 
 def wake_and(command: np.ndarray) -> np.ndarray:
     return np.concatenate([synth("okay nabu"), silence(0.4), command, silence(1.5)])
-
-
-def wait_for(predicate, timeout_s: float) -> bool:
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
 
 
 class Lines:

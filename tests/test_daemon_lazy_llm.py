@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from daemon_live import Daemon, Feeder, server, write_config  # noqa: F401 (server: a fixture)
+from fakes import wait_for
 from live_audio import silence, synth
 from wyoming_support import free_port
 
@@ -71,16 +72,16 @@ def test_daemon_frees_the_llm_after_start_and_a_question_loads_it_again(server, 
         assert kind in ("handled", "not-handled") and text, (kind, text)
         assert count(daemon, "llm loaded in") == 1, "\n".join(daemon.stderr[-40:])
         # freed again keep_loaded_s after the turn (a timed-out generation first ends)
-        assert _wait(lambda: count(daemon, "llm released") == 2, 60), daemon.stderr[-20:]
+        assert wait_for(lambda: count(daemon, "llm released") == 2, 60), daemon.stderr[-20:]
         # a voice command (grammar-bound recognizer: the rules answer it) does not load it
         feeder = Feeder(server["HUB_TEST_MIC_FIFO"])
         feeder.say(np.concatenate([synth("okay nabu"), silence(0.5),
                                    synth("turn on the kitchen light"), silence(1.5)]))
         assert daemon.wait_log("utterance of", 60), daemon.stderr[-20:]
         listening = count(daemon, "state: listening")
-        assert _wait(lambda: count(daemon, "state: listening") > listening, 60), \
+        assert wait_for(lambda: count(daemon, "state: listening") > listening, 60), \
             daemon.stderr[-20:]  # the turn ended
-        assert not _wait(lambda: count(daemon, "llm loaded in") > 1, 5), daemon.stderr[-20:]
+        assert not wait_for(lambda: count(daemon, "llm loaded in") > 1, 5), daemon.stderr[-20:]
         code = daemon.stop(signal.SIGTERM)
     finally:
         daemon.stop(signal.SIGKILL)
@@ -90,14 +91,3 @@ def test_daemon_frees_the_llm_after_start_and_a_question_loads_it_again(server, 
     text = "\n".join(daemon.stderr)
     for bad in ("Traceback", "terminate called", "Segmentation", "Fatal Python"):
         assert bad not in text, text[-3000:]
-
-
-def _wait(predicate, timeout_s: float) -> bool:
-    import time
-
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return predicate()

@@ -19,17 +19,9 @@ from hub.llm.prompts import DEFAULT_INTENTS
 from hub.llm.resident import Resident
 from hub.settings import LlmSettings, load_settings
 
+from fakes import wait_for
+
 HOME = load_settings(None).home
-
-
-def wait_for(predicate, timeout_s: float = 10.0) -> bool:
-    """Poll ``predicate`` until it is true or ``timeout_s`` passes."""
-    end = time.monotonic() + timeout_s
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 class Obj:
