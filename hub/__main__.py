@@ -8,6 +8,7 @@ on Python's KeyboardInterrupt is back and :func:`hub.cli.main.main` handles it. 
 interpreter's own start-up (before this module runs) is out of reach.
 """
 
+import contextlib
 import os
 import signal
 import sys
@@ -27,10 +28,8 @@ def _exit_interrupted(signum=None, frame=None) -> None:
 
 
 def _on_sigint(handler) -> None:
-    try:
+    with contextlib.suppress(ValueError, OSError):  # not the main thread, or no signals here
         signal.signal(signal.SIGINT, handler)
-    except (ValueError, OSError):  # not the main thread, or no signals here
-        pass
 
 
 _on_sigint(_exit_interrupted)  # from the very start: before the CLI's imports
@@ -44,6 +43,7 @@ def run(argv: list[str] | None = None) -> int:
     """
     _on_sigint(_exit_interrupted)
     try:
+        # lazy: after the SIGINT handler above, so a Ctrl-C while the CLI loads is handled
         from hub.cli.main import main
 
         _on_sigint(signal.default_int_handler)  # the CLI cleans up on KeyboardInterrupt

@@ -53,16 +53,6 @@ class HubError(Exception):
         self.node = node
         self.file = file
 
-    @property
-    def permanent(self) -> bool:
-        """True when retrying cannot help (``fatal`` and ``bad_input``)."""
-        return self.kind in ("fatal", "bad_input")
-
-    @property
-    def retryable(self) -> bool:
-        """True for ``timeout``, ``transient`` and ``invalid_output``."""
-        return not self.permanent
-
     def as_trace(self) -> dict:
         """The ``{node, kind, message}`` entry of a trace's ``errors`` list."""
         return {"node": self.node, "kind": self.kind, "message": self.message}
@@ -108,27 +98,3 @@ class DeviceUnavailableError(HubError):
     """No audio device could be opened (kind ``transient``; ``hub run`` exits with 4)."""
 
     kind = "transient"
-
-
-HubTimeout = TimeoutError_
-
-_BY_KIND = {
-    "timeout": TimeoutError_,
-    "transient": TransientError,
-    "invalid_output": InvalidOutputError,
-    "fatal": FatalError,
-    "bad_input": BadInputError,
-}
-
-
-def error_for_kind(kind: str, message: str, **context) -> HubError:
-    """Build the HubError subclass for ``kind`` (one of :data:`KINDS`).
-
-    Raises:
-        ValueError: ``kind`` is not one of :data:`KINDS`.
-    """
-    try:
-        cls = _BY_KIND[kind]
-    except KeyError:
-        raise ValueError(f"unknown error kind {kind!r}; expected one of {KINDS}") from None
-    return cls(message, **context)

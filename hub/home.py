@@ -17,6 +17,7 @@ import copy
 import threading
 from dataclasses import dataclass, field
 
+from hub.config.home import entity_keys
 from hub.settings import HomeSettings
 
 # Initial state of entities whose config gives none (Home Assistant's idle states).
@@ -31,6 +32,12 @@ class Entity:
     ``current_temperature``, ``device_class``, ...); live values are in :meth:`Home.attributes`.
     ``sensitive`` actions are asked back ("Do you want me to unlock the Front Door?") unless
     ``confirm`` is False (the entity opted out).
+
+    ``name`` is the entity's key in the hub (states, links, answers): its configured name, or
+    "<area> <name>" when two areas have an entity of that name
+    (:func:`hub.config.home.entity_keys`).
+    ``said`` is the configured name people say ("Ceiling Light"; "" when it is ``name``) and
+    ``aliases`` the other names they may use ("Big Light"; Home Assistant's entity aliases).
     """
 
     name: str
@@ -40,6 +47,13 @@ class Entity:
     sensitive: bool = False
     confirm: bool = True
     attributes: dict = field(default_factory=dict, hash=False, compare=False)
+    said: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def spoken(self) -> tuple[str, ...]:
+        """Every name the entity is called by: its said name, then its aliases."""
+        return (self.said or self.name, *self.aliases)
 
     @property
     def device_class(self) -> str | None:
@@ -66,10 +80,12 @@ class TargetMatch:
         return bool(self.entities)
 
 
-def _entity_from_table(table: dict) -> Entity:
-    """Build an :class:`Entity` from one ``[[home.entities]]`` table."""
+def _entity_from_table(table: dict, key: str) -> Entity:
+    """Build an :class:`Entity` from one ``[[home.entities]]`` table, keyed ``key``."""
     return Entity(
-        name=table["name"],
+        name=key,
+        said="" if key == table["name"] else table["name"],
+        aliases=tuple(table.get("aliases", ())),
         domain=table["domain"],
         area=table.get("area"),
         features=tuple(table.get("features", ())),
@@ -88,27 +104,46 @@ class Home:
         floors: floor names.
         satellite_area: the area this hub stands in ("" when unknown).
         states: initial state per entity name (missing: the domain's idle state).
+        area_aliases: area name -> its other names ("Lounge" for the Living Room).
     """
 
-    def __init__(self, entities, areas=(), floors=(), area_floors=None, satellite_area="",
-                 states=None) -> None:
+    def __init__(
+        self,
+        entities,
+        areas=(),
+        floors=(),
+        area_floors=None,
+        satellite_area="",
+        states=None,
+        area_aliases=None,
+    ) -> None:
         self.entities: tuple[Entity, ...] = tuple(entities)
         self.areas: tuple[str, ...] = tuple(areas)
         self.floors: tuple[str, ...] = tuple(floors)
         self.area_floors: dict[str, str] = dict(area_floors or {})
         self.satellite_area: str = satellite_area
+        self.area_aliases: dict[str, tuple[str, ...]] = {
+            a: tuple(n) for a, n in (area_aliases or {}).items()
+        }
         self._by_key = {e.name.casefold(): e for e in self.entities}
+        self._by_said: dict[str, list[Entity]] = {}
+        for e in self.entities:
+            for said in dict.fromkeys(n.casefold() for n in e.spoken):
+                self._by_said.setdefault(said, []).append(e)
         self._lock = threading.Lock()
         states = states or {}
-        self._states = {e.name: str(states.get(e.name) or _DEFAULT_STATE.get(e.domain, "unknown"))
-                        for e in self.entities}
+        self._states = {
+            e.name: str(states.get(e.name) or _DEFAULT_STATE.get(e.domain, "unknown"))
+            for e in self.entities
+        }
         self._attributes = {e.name: copy.deepcopy(e.attributes) for e in self.entities}
 
     @classmethod
     def from_settings(cls, home: HomeSettings) -> Home:
         """Build the home from ``[home]`` settings (already checked by ``hub.settings``)."""
-        entities = [_entity_from_table(t) for t in home.entities]
-        states = {t["name"]: t["state"] for t in home.entities if "state" in t}
+        keys = entity_keys(home.entities)
+        entities = [_entity_from_table(t, k) for t, k in zip(home.entities, keys, strict=True)]
+        states = {k: t["state"] for t, k in zip(home.entities, keys, strict=True) if "state" in t}
         return cls(
             entities,
             areas=[a["name"] for a in home.areas],
@@ -116,6 +151,7 @@ class Home:
             area_floors={a["name"]: a["floor"] for a in home.areas if "floor" in a},
             satellite_area=home.satellite_area,
             states=states,
+            area_aliases={a["name"]: a["aliases"] for a in home.areas if a.get("aliases")},
         )
 
     @property
@@ -124,12 +160,32 @@ class Home:
         return frozenset(e.domain for e in self.entities)
 
     def entity(self, name: str) -> Entity | None:
-        """The entity called ``name`` (any case), or None."""
-        return self._by_key.get(str(name).casefold())
+        """The entity keyed ``name`` (any case), else the first one called ``name`` (its said
+        name or an alias), or None."""
+        key = str(name).casefold()
+        found = self._by_key.get(key)
+        if found is None and self._by_said.get(key):
+            found = self._by_said[key][0]
+        return found
+
+    def called(self, name: str) -> tuple[Entity, ...]:
+        """Every entity keyed or called ``name`` (any case): one, or several same-named ones
+        in different areas ("Ceiling Light" in the Kitchen and in the Office)."""
+        key = str(name).casefold()
+        if key in self._by_key:
+            return (self._by_key[key],)
+        return tuple(self._by_said.get(key, ()))
 
     def canonical_area(self, name: str | None) -> str | None:
-        """The area's name as configured (any case in), or None when unknown."""
-        return _canonical(self.areas, name)
+        """The area's name as configured (any case in; an alias gives its area), or None."""
+        found = _canonical(self.areas, name)
+        if found is None and name:
+            key = str(name).casefold()
+            found = next(
+                (a for a, names in self.area_aliases.items() if key in map(str.casefold, names)),
+                None,
+            )
+        return found
 
     def canonical_floor(self, name: str | None) -> str | None:
         """The floor's name as configured (any case in), or None when unknown."""
@@ -167,17 +223,24 @@ class Home:
     def snapshot(self) -> dict:
         """All states: ``{entity name: {"state": str, "attributes": dict}}`` (a deep copy)."""
         with self._lock:
-            return {name: {"state": self._states[name],
-                           "attributes": copy.deepcopy(self._attributes[name])}
-                    for name in self._states}
+            return {
+                name: {
+                    "state": self._states[name],
+                    "attributes": copy.deepcopy(self._attributes[name]),
+                }
+                for name in self._states
+            }
 
-    def match_targets(self, name=None, area=None, floor=None, domains=(),
-                      device_class=None) -> TargetMatch:
+    def match_targets(
+        self, name=None, area=None, floor=None, domains=(), device_class=None, prefer_area=None
+    ) -> TargetMatch:
         """Entities addressed by the given slots (Home Assistant's matching, reduced).
 
         Args:
-            name: entity name (any case). area / floor: names (any case).
+            name: entity name or alias (any case). area / floor: names (any case).
             domains: allowed domains (empty: any). device_class: e.g. ``"window"``.
+            prefer_area: the area the request came from (the satellite's): among same-named
+                entities it picks the one there (Home Assistant's ``preferred_area_id``).
         """
         domains = tuple(domains)
         if area is not None and self.canonical_area(area) is None:
@@ -186,11 +249,12 @@ class Home:
             return TargetMatch(error="no_floor", error_args={"floor": floor})
         area, floor = self.canonical_area(area), self.canonical_floor(floor)
         if name:
-            return self._match_name(name, area, floor, domains)
+            return self._match_name(name, area, floor, domains, self.canonical_area(prefer_area))
         if not (area or floor or domains or device_class):
             return TargetMatch(error="no_target")
-        found = tuple(e.name for e in self.entities if self._fits(e, area, floor, domains,
-                                                                  device_class))
+        found = tuple(
+            e.name for e in self.entities if self._fits(e, area, floor, domains, device_class)
+        )
         if found:
             return TargetMatch(found)
         return _group_error(area, floor, domains, device_class)
@@ -205,18 +269,33 @@ class Home:
             return False
         return not device_class or entity.device_class == device_class
 
-    def _match_name(self, name, area, floor, domains) -> TargetMatch:
-        """Match one named entity, checking its area/floor/domain."""
-        entity = self.entity(name)
-        if entity is None or (domains and entity.domain not in domains):
+    def _match_name(self, name, area, floor, domains, prefer_area=None) -> TargetMatch:
+        """Match one named entity (its name or an alias), checking its area/floor/domain.
+
+        Same-named entities are told apart by the spoken area or floor, else by
+        ``prefer_area``; still several: ``need_area`` (the actor asks "Which area do you
+        mean?", as Home Assistant asks for a duplicate name's area)."""
+        called = [e for e in self.called(name) if not domains or e.domain in domains]
+        if not called:
             return TargetMatch(error="no_entity", error_args={"entity": name})
-        if area and entity.area != area:
-            return TargetMatch(error="no_entity_in_area",
-                               error_args={"entity": entity.name, "area": area})
-        if floor and self.area_floors.get(entity.area or "") != floor:
-            return TargetMatch(error="no_entity_in_floor",
-                               error_args={"entity": entity.name, "floor": floor})
-        return TargetMatch((entity.name,))
+        shown = called[0].said or called[0].name
+        here = [e for e in called if not area or e.area == area]
+        if not here:
+            return TargetMatch(
+                error="no_entity_in_area", error_args={"entity": shown, "area": area}
+            )
+        here = [e for e in here if not floor or self.area_floors.get(e.area or "") == floor]
+        if not here:
+            return TargetMatch(
+                error="no_entity_in_floor", error_args={"entity": shown, "floor": floor}
+            )
+        if len(here) > 1 and prefer_area:
+            here = [e for e in here if e.area == prefer_area] or here
+        if len(here) > 1:
+            return TargetMatch(
+                error="need_area", error_args={"entity": shown, "domain": here[0].domain}
+            )
+        return TargetMatch((here[0].name,))
 
 
 def _canonical(names, name) -> str | None:
@@ -229,8 +308,12 @@ def _canonical(names, name) -> str | None:
 
 def _group_error(area, floor, domains, device_class) -> TargetMatch:
     """The Home Assistant error key for a group request that matched nothing."""
-    args = {"area": area, "floor": floor, "domain": domains[0] if domains else "device",
-            "device_class": device_class}
+    args = {
+        "area": area,
+        "floor": floor,
+        "domain": domains[0] if domains else "device",
+        "device_class": device_class,
+    }
     kind = "device_class" if device_class else "domain"
     where = "_in_area" if area else "_in_floor" if floor else ""
     return TargetMatch(error=f"no_{kind}{where}", error_args=args)

@@ -21,20 +21,26 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic.dataclasses import dataclass
 
+from hub.config.alarms import AlarmSettings
+from hub.config.asr import AsrSettings
 from hub.config.errors import one_line
 from hub.config.files import check_files
-from hub.config.home import check_home
+from hub.config.home import check_home, entity_keys
+from hub.config.mqtt import HomeAssistantSettings, MqttSettings
+from hub.config.satellites import SatelliteSettings, satellites_from_toml
+from hub.config.store import StoreSettings
 from hub.config.toml import as_tuples, read_toml
+from hub.devices.dialects import build_devices
+from hub.devices.topics import check_settings
 from hub.errors import ConfigError
+from hub.names import ENGINE_NODES as NODES  # the nodes that have a timeout
 from hub.paths import DATA_DIR
 
 DEFAULT_CONFIG_PATH = Path("/etc/hub/hub.toml")
 
 _CONFIG = ConfigDict(extra="forbid", strict=True, use_attribute_docstrings=True)
-"""Every section: unknown keys refused, no silent conversion ("5" is not 5), docs as descriptions."""
-
-NODES = ("asr", "rules", "llm_intent", "llm_answer", "act", "tts")
-"""Nodes that have a timeout (``[resilience] timeouts_s``)."""
+"""Every section: unknown keys refused, no silent conversion ("5" is not 5), docs as descriptions.
+"""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -47,30 +53,6 @@ class AudioSettings:
     """Output device name (a substring of PortAudio's name); empty: the system default."""
     device_wait_s: Annotated[float, Field(ge=0)] = 120.0
     """How long ``hub run`` waits for a missing device before exiting with code 4."""
-
-
-@dataclass(frozen=True, config=_CONFIG)
-class AsrSettings:
-    """Speech recognition."""
-
-    engine: Literal["auto", "vosk", "pocketsphinx"] = "auto"
-    """``auto`` (Vosk when a model is installed, else PocketSphinx), ``vosk`` or ``pocketsphinx``."""
-    vosk_model: str = ""
-    """Path of a Vosk model directory; empty: the one ``hub models fetch`` installed, if any."""
-    restrict: bool = True
-    """Restrict recognition to the home's vocabulary (grammar built from the intents)."""
-    nbest: Annotated[int, Field(ge=1, le=100)] = 5
-    """How many alternative transcripts the recognizer returns for the rules to rank."""
-    trailing_silence_ms: Annotated[int, Field(ge=50)] = 800
-    """Endpointing: this much silence after speech ends the utterance (live input)."""
-    max_utterance_s: Annotated[float, Field(ge=0.5)] = 15.0
-    """Longest utterance fed to the recognizer (live input)."""
-    reject_llr: float = -2.15
-    """PocketSphinx rejection: below this mean log-likelihood ratio per frame (x1000) against a phone loop, speech counts as out of grammar."""
-    reject_llr_question: float = -2.15
-    """PocketSphinx rejection for a hypothesis without side effects (a question, a state or timer query: ``side_effects = false`` in the intent catalog): accepted down to this ratio, since a wrong answer changes nothing; commands and yes/no keep ``reject_llr``. A value above ``reject_llr`` has no effect. Chosen on the synthetic calibration set (``scripts/make_asr_calibration.py``)."""
-    confusion_margin: float | None = 20.0
-    """PocketSphinx: a command whose reading differs from another grammar sentence only in an action word (on/off, open/close, a number) is asked back ("Do you want me to ...?") when that sentence's force-aligned acoustic score comes within this margin (ln x 1000) of the reading's; None: no check. Chosen on the synthetic calibration set (``scripts/make_asr_calibration.py --swaps``)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -92,7 +74,7 @@ class LlmSettings:
     url: str = ""
     """OpenAI-compatible server URL (llama-server, Ollama); when set, used instead of ``model``."""
     threads: Annotated[int, Field(ge=0, le=256)] = 0
-    """Threads for generation; 0: one per core less one, at least 1 (see hub.llm.llama)."""
+    """Threads for generation; 0: the cores of the affinity mask less one (capture), at least 1."""
     intents_on: tuple[str, ...] = ("run", "replay", "ask")
     """Entry points where the LLM classifies what the rules did not match."""
     answers_on: tuple[str, ...] = ("run", "replay", "ask")
@@ -102,11 +84,17 @@ class LlmSettings:
     max_tokens: Annotated[int, Field(ge=1, le=4096)] = 64
     """Most tokens in one answer."""
     answer_min_logprob: Annotated[float, Field(le=0, allow_inf_nan=False)] = -0.5
-    """An answer is spoken only while the local model's mean top-token log-probability is at least this (``-0.5`` ≈ 60 % per token); below it the hub says it is not sure instead of guessing (BENCHMARKS.md, "LLM answers"). ``-100``: never withheld; not applied to ``url``."""
+    """An answer is spoken only while the local model's mean top-token log-probability is at least
+    this (``-0.5`` ≈ 60 % per token); below it the hub says it is not sure instead of guessing
+    (BENCHMARKS.md, "LLM answers"). ``-100``: never withheld; not applied to ``url``."""
     budget_s: Annotated[float, Field(ge=0.1)] = 6.0
     """Time the LLM path may spend in a turn, its one retry included."""
     keep_loaded_s: Annotated[float, Field(le=31_536_000, allow_inf_nan=False)] = 120.0
-    """Seconds the local model stays in memory after its last use (like Ollama's ``keep_alive``); the next use loads it again and restores its prompt cache from disk (≈ 0.5 s on 2 busy cores; with an open-vocabulary recognizer a voice turn starts that while it runs). ``0``: freed after each LLM call; negative (e.g. ``-1``): always loaded. ``hub run`` and ``hub wyoming`` build the prompt cache at start, then free the model until the first question."""
+    """Seconds the local model stays in memory after its last use (like Ollama's ``keep_alive``);
+    the next use loads it again and restores its prompt cache from disk (≈ 0.5 s on 2 busy cores;
+    with an open-vocabulary recognizer a voice turn starts that while it runs). ``0``: freed after
+    each LLM call; negative (e.g. ``-1``): always loaded. ``hub run`` and ``hub wyoming`` build the
+    prompt cache at start, then free the model until the first question."""
     timeout_s: Annotated[float, Field(gt=0)] = 5.0
     """Remote server: longest wait for the connection or for one read of the stream, seconds."""
     remote_model: str = ""
@@ -123,6 +111,13 @@ class TtsSettings:
     """Longest text spoken in one answer; longer text is cut at a sentence and announced."""
     chunk_chars: Annotated[int, Field(ge=10)] = 200
     """Longest piece synthesized at once; split at punctuation, else at a word."""
+    threads: Annotated[int, Field(ge=0, le=64)] = 1
+    """Piper's ONNX threads; 1 runs on the calling thread (measured faster on 2 busy cores);
+    0: onnxruntime's default (one per core, spinning while idle)."""
+    prerender: bool = True
+    """Synthesize the rules path's likely answers into the response cache while idle."""
+    prerender_mb: Annotated[float, Field(ge=0, le=1024)] = 4.0
+    """Most audio one pre-render pass adds to the response cache, MB (within [store] cache_mb)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -136,13 +131,16 @@ class WakeSettings:
     speech_timeout_s: Annotated[float, Field(gt=0)] = 5.0
     """After the wake word, how long to wait for speech before listening for it again."""
     stop_model: str = ""
-    """A second microWakeWord model (built-in name or path) that stops playback; empty: only the wake word interrupts."""
+    """A second microWakeWord model (built-in name or path) that stops playback; empty: only the
+    wake word interrupts."""
     followup_s: Annotated[float, Field(ge=0, le=120)] = 8.0
     """After the hub asked a question, how long it listens for the answer without the wake word."""
     echo_correlation: Annotated[float, Field(ge=0, le=1)] = 0.7
-    """A detection while the hub speaks whose input envelope correlates this much with the played audio is its own echo (ignored)."""
+    """A detection while the hub speaks whose input envelope correlates this much with the played
+    audio is its own echo (ignored)."""
     tail_guard_s: Annotated[float, Field(ge=0, le=10)] = 0.5
-    """How long after playback ends its echo may still reach the microphone (the echo check stays on)."""
+    """How long after playback ends its echo may still reach the microphone (the echo check stays
+    on)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -152,8 +150,14 @@ class ResilienceSettings:
     deadline_s: Annotated[float, Field(ge=0.5)] = 8.0
     """Budget of one turn, from the end of speech to the spoken answer."""
     timeouts_s: dict[str, float] = field(
-        default_factory=lambda: {"asr": 4.0, "rules": 1.0, "llm_intent": 3.0,
-                                 "llm_answer": 4.0, "act": 2.0, "tts": 3.0}
+        default_factory=lambda: {
+            "asr": 4.0,
+            "rules": 1.0,
+            "llm_intent": 3.0,
+            "llm_answer": 4.0,
+            "act": 2.0,
+            "tts": 3.0,
+        }
     )
     """Base timeout per node, seconds; scaled by load and recent latency, capped by the budget."""
     max_load_factor: Annotated[float, Field(ge=1, le=100)] = 3.0
@@ -174,80 +178,10 @@ class ResilienceSettings:
             if node not in NODES:
                 raise ValueError(f"timeouts_s.{node}: unknown node; nodes are {', '.join(NODES)}")
             if seconds <= 0:
-                raise ValueError(f"timeouts_s.{node}: must be a positive number of seconds, "
-                                 f"got {seconds!r}")
+                raise ValueError(
+                    f"timeouts_s.{node}: must be a positive number of seconds, got {seconds!r}"
+                )
         return value
-
-
-@dataclass(frozen=True, config=_CONFIG)
-class MqttSettings:
-    """Device actions over MQTT."""
-
-    enabled: bool = True
-    """Use the broker when ``host`` is set; false: actions change the in-process home only."""
-    host: str = ""
-    """Broker host; empty: no MQTT."""
-    port: Annotated[int, Field(ge=1, le=65535)] = 1883
-    """Broker port."""
-    topic_prefix: str = "hub"
-    """Commands go to ``<prefix>/<domain>/<object_id>/set``, states come from ``.../state``."""
-    qos: Annotated[int, Field(ge=1, le=2)] = 1
-    """MQTT QoS of commands (1 or 2: a command is done only when the broker acknowledged it)."""
-    timeout_s: Annotated[float, Field(ge=0.01)] = 2.0
-    """Longest wait for the TCP connection to the broker, seconds."""
-    ack_wait_s: Annotated[float, Field(ge=0, le=60)] = 1.0
-    """Longest a turn waits for the broker's PUBACK before saying the action is queued."""
-    action_ttl_s: Annotated[float, Field(ge=1)] = 300.0
-    """A command not acknowledged within this is dropped and the user told once."""
-    client_id: str = ""
-    """MQTT client id; empty: ``hub-<hostname>-<8 hex install id>``."""
-    keepalive_s: Annotated[int, Field(ge=5, le=65535)] = 30
-    """MQTT keep-alive, seconds."""
-    backoff_max_s: Annotated[float, Field(ge=1, le=3600)] = 60.0
-    """Longest wait between reconnection attempts (exponential backoff with jitter)."""
-    probe_s: Annotated[float, Field(ge=0.1, le=3600)] = 30.0
-    """The liveness probe (a message to itself) goes out this often; stale for two: rebuilt."""
-    username: str = ""
-    """Broker user name; empty: anonymous."""
-    password: str = ""
-    """Broker password."""
-    tls: bool = False
-    """Connect with TLS (the broker's certificate is verified)."""
-    ca_file: str = ""
-    """CA certificates (PEM) for TLS; empty: the system's."""
-    cert_file: str = ""
-    """Client certificate (PEM) for TLS; empty: none."""
-    key_file: str = ""
-    """Client key (PEM) for TLS; empty: none."""
-    command_topics: dict[str, str] = field(default_factory=dict)
-    """Entity name -> its own command topic (Zigbee2MQTT, Tasmota); others use the default."""
-    state_topics: dict[str, str] = field(default_factory=dict)
-    """Entity name -> its own state topic; others use ``<prefix>/<domain>/<object_id>/state``."""
-    discovery_prefix: str = "homeassistant"
-    """Home Assistant's MQTT discovery prefix (its birth message is ``<prefix>/status``)."""
-    discovery: tuple[str, ...] = ("status", "last_transcript", "last_intent", "fallback_level",
-                                  "mute", "wake_word")
-    """The hub's own entities announced to Home Assistant; a removed one is cleared."""
-    birth_delay_max_s: Annotated[float, Field(ge=0, le=60)] = 5.0
-    """After HA's birth message the configs go out once, after a random delay up to this."""
-
-@dataclass(frozen=True, config=_CONFIG)
-class StoreSettings:
-    """SQLite store: caches, journal, outbox."""
-
-    path: str = ""
-    """Database file; empty: one per config file (or per install with the built-in config)
-    in ``$XDG_STATE_HOME/hub`` (``~/.local/state/hub``)."""
-    journal_days: Annotated[float, Field(ge=0.01)] = 30
-    """Turn journal and breaker events are kept this many days."""
-    cache_mb: Annotated[float, Field(ge=0.1)] = 20
-    """Transcript and answer-audio caches together stay under this many MB (LRU eviction)."""
-    fingerprint_strict: Annotated[float, Field(ge=0, le=1)] = 0.9
-    """Audio fingerprint similarity (0..1) at which a cached transcript replaces ASR."""
-    fingerprint_loose: Annotated[float, Field(ge=0, le=1)] = 0.76
-    """Similarity at which a cached transcript is used when ASR failed (L1)."""
-    maintenance_s: Annotated[float, Field(ge=1)] = 300
-    """Seconds between background prunes and WAL checkpoints."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -259,9 +193,11 @@ class TimerSettings:
     ring_every_s: Annotated[float, Field(ge=1, le=600)] = 8.0
     """Seconds from the start of one ring to the start of the next while it rings."""
     exit_grace_s: Annotated[float, Field(ge=0, le=3600)] = 10.0
-    """``hub ask -`` / ``hub replay``: at the end of input, wait for timers finishing within this."""
+    """``hub ask -`` / ``hub replay``: at the end of input, wait for timers finishing within this.
+    """
     late_command_s: Annotated[float, Field(ge=0, le=86400)] = 60.0
-    """A delayed command due at most this long before the hub started still runs; older ones are only reported as missed (seconds)."""
+    """A delayed command due at most this long before the hub started still runs; older ones are
+    only reported as missed (seconds)."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -289,9 +225,13 @@ class HomeSettings:
     areas: tuple[dict, ...] = ()
     """``{name, floor?}`` tables."""
     entities: tuple[dict, ...] = ()
-    """``{name, domain, area?, features?, state?, attributes?, sensitive?, confirm?}`` tables (``confirm = false``: a sensitive entity is not asked back)."""
+    """``{name, domain, area?, features?, state?, attributes?, sensitive?, confirm?}`` tables
+    (``confirm = false``: a sensitive entity is not asked back)."""
     satellite_area: str = ""
     """The area this hub stands in ("the lights" means this area's lights)."""
+    time_zone: str = ""
+    """IANA time zone of alarms, reminders and spoken times (``Europe/London``); empty: the
+    system's."""
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -306,13 +246,21 @@ class Settings:
     wake: WakeSettings = field(default_factory=WakeSettings)
     resilience: ResilienceSettings = field(default_factory=ResilienceSettings)
     mqtt: MqttSettings = field(default_factory=MqttSettings)
+    homeassistant: HomeAssistantSettings = field(default_factory=HomeAssistantSettings)
     store: StoreSettings = field(default_factory=StoreSettings)
     timers: TimerSettings = field(default_factory=TimerSettings)
+    alarms: AlarmSettings = field(default_factory=AlarmSettings)
     wyoming: WyomingSettings = field(default_factory=WyomingSettings)
     home: HomeSettings = field(default_factory=HomeSettings)
+    satellites: tuple[SatelliteSettings, ...] = ()
+    """The Wyoming satellites served (``[[satellites]]``, :mod:`hub.config.satellites`)."""
 
 
-SECTIONS = {f.name: typing.get_type_hints(Settings)[f.name] for f in dataclasses.fields(Settings)}
+SECTIONS = {
+    f.name: typing.get_type_hints(Settings)[f.name]
+    for f in dataclasses.fields(Settings)
+    if f.name != "satellites"
+}
 """Section name -> its settings class (``"asr"`` -> :class:`AsrSettings`)."""
 
 
@@ -339,14 +287,26 @@ def settings_from_dict(data: dict) -> Settings:
     """
     sections = {}
     for name, table in data.items():
+        if name == "satellites":
+            continue
         if name not in SECTIONS:
-            raise ConfigError(f"{name}: unknown section; sections are {', '.join(SECTIONS)}")
-        if name == "resilience" and isinstance(table, dict) and \
-                isinstance(table.get("timeouts_s"), dict):
-            table = {**table, "timeouts_s": {**ResilienceSettings().timeouts_s,
-                                             **table["timeouts_s"]}}
+            raise ConfigError(
+                f"{name}: unknown section; sections are {', '.join(SECTIONS)}, satellites"
+            )
+        if (
+            name == "resilience"
+            and isinstance(table, dict)
+            and isinstance(table.get("timeouts_s"), dict)
+        ):
+            table = {
+                **table,
+                "timeouts_s": {**ResilienceSettings().timeouts_s, **table["timeouts_s"]},
+            }
         sections[name] = _section(name, table)
-    settings = Settings(**sections)
+    home = sections.get("home") or HomeSettings()
+    areas = {a.get("name") for a in home.areas if isinstance(a, dict)}
+    sats = satellites_from_toml(data.get("satellites", []), areas)
+    settings = Settings(**sections, satellites=sats)
     check_home(settings.home)
     _check_mqtt(settings)
     return settings
@@ -354,9 +314,20 @@ def settings_from_dict(data: dict) -> Settings:
 
 def _check_mqtt(settings: Settings) -> None:
     """Topic parts and entity topics (see :func:`hub.devices.topics.check_settings`)."""
-    from hub.devices.topics import check_settings
-
-    check_settings(settings.mqtt, [(e["name"], e["domain"]) for e in settings.home.entities])
+    keys = entity_keys(settings.home.entities)  # same-named entities: "<area> <name>"
+    check_settings(
+        settings.mqtt, [(k, e["domain"]) for k, e in zip(keys, settings.home.entities, strict=True)]
+    )
+    build_devices(settings.mqtt, keys)
+    names = set(keys)
+    for name, link in settings.homeassistant.entities.items():
+        if name not in names:
+            raise ConfigError(f"homeassistant.entities.{name}: no entity named {name!r} in [home]")
+        if not isinstance(link, dict) or "." not in str(link.get("entity_id", "")):
+            raise ConfigError(
+                f"homeassistant.entities.{name}.entity_id: expected a Home "
+                f'Assistant entity id like "light.kitchen"'
+            )
 
 
 def config_path(explicit: str | None = None) -> Path | None:
@@ -396,5 +367,7 @@ def load_settings(explicit: str | None = None, *, warn_no_home: bool = True) -> 
     if warn_no_home and path is not None and "home" not in data:
         logging.getLogger("hub.settings").warning(
             "%s has no [home] section: the hub knows no devices (add [[home.entities]]; "
-            "`hub config example` shows the shape)", path)
+            "`hub config example` shows the shape)",
+            path,
+        )
     return settings

@@ -33,7 +33,8 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "transcript": final.get("transcript") or "",
         "intent": final.get("intent"),
         "slots": final.get("slots") or {},
-        "source": "cache" if final.get("cache_hit") and final.get("source") in ("rules", "fuzzy")
+        "source": "cache"
+        if final.get("cache_hit") and final.get("source") in ("rules", "fuzzy")
         else final.get("source"),
         "response": final.get("spoken") or final.get("response") or "",
         **cut,
@@ -43,12 +44,23 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "timings_ms": timings,
         "status": _status(final),
         "breakers": list(final.get("breakers") or []),
+        **({"second_pass": final["second_pass"]} if final.get("second_pass") else {}),
     }
 
 
 def bad_input_trace(file: str | None, message: str) -> dict:
     """The trace of an input that could not be read (status ``bad_input``, nothing run)."""
-    return {"file": file, "transcript": "", "intent": None, "slots": {}, "source": None,
-            "response": "", "audio": None, "fallback_level": 0,
-            "errors": [{"node": "input", "kind": "bad_input", "message": message}],
-            "timings_ms": {"ttfa": None, "total": 0.0}, "status": "bad_input", "breakers": []}
+    return {
+        "file": file,
+        "transcript": "",
+        "intent": None,
+        "slots": {},
+        "source": None,
+        "response": "",
+        "audio": None,
+        "fallback_level": 0,
+        "errors": [{"node": "input", "kind": "bad_input", "message": message}],
+        "timings_ms": {"ttfa": None, "total": 0.0},
+        "status": "bad_input",
+        "breakers": [],
+    }

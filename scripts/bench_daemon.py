@@ -53,13 +53,20 @@ def idle(seconds: float, no_llm: bool = False) -> dict:
         elapsed = time.monotonic() - t0
         mem = proc.memory_full_info()
         rollup = _smaps_rollup(daemon.proc.pid)
-        return {"bench": "idle", "llm": not no_llm, "seconds": round(elapsed, 1),
-                "cpu_s_per_min": round(cpu / elapsed * 60, 2),
-                "rss_mb": round(mem.rss / 2**20), "uss_mb": round(mem.uss / 2**20),
-                "pss_mb": round(mem.pss / 2**20), "anon_mb": round(rollup["Anonymous"] / 1024),
-                "file_mb": round((rollup["Rss"] - rollup["Anonymous"]) / 1024),
-                "threads": proc.num_threads(), "load_avg": [round(x, 2) for x in os.getloadavg()],
-                "largest_mappings_mb": _largest_mappings(daemon.proc.pid, 12)}
+        return {
+            "bench": "idle",
+            "llm": not no_llm,
+            "seconds": round(elapsed, 1),
+            "cpu_s_per_min": round(cpu / elapsed * 60, 2),
+            "rss_mb": round(mem.rss / 2**20),
+            "uss_mb": round(mem.uss / 2**20),
+            "pss_mb": round(mem.pss / 2**20),
+            "anon_mb": round(rollup["Anonymous"] / 1024),
+            "file_mb": round((rollup["Rss"] - rollup["Anonymous"]) / 1024),
+            "threads": proc.num_threads(),
+            "load_avg": [round(x, 2) for x in os.getloadavg()],
+            "largest_mappings_mb": _largest_mappings(daemon.proc.pid, 12),
+        }
     finally:
         daemon.stop()
         if feeder is not None:
@@ -109,10 +116,12 @@ def _in_process(folder: Path):
 def barge_in(rounds: int) -> dict:
     """Per round: ms from the end of the wake word (fed 0.3 s into the answer) to the last
     loud block of the answer at the sink monitor."""
-    from daemon_live import Feeder, Recorder, stop_server
-    from test_daemon_duplex import LONG_ANSWER, StubHub, Lines, supervisor_for, wait_for, wake_and
-    from live_audio import generated_commands, read_wav, synth
+    from test_daemon_duplex import LONG_ANSWER, Lines, StubHub, supervisor_for, wait_for, wake_and
+
     from hub.settings import Settings
+
+    from daemon_live import Feeder, Recorder, stop_server
+    from live_audio import generated_commands, read_wav, synth
 
     env = _in_process(Path(tempfile.mkdtemp(prefix="hub-bench-")))
     latencies = []
@@ -125,11 +134,11 @@ def barge_in(rounds: int) -> dict:
             sup = supervisor_for(hub, env, Lines())
             sup.start()
             feeder.say(wake_and(command))
-            wait_for(lambda: len(hub.turns) == 1, 30)
-            wait_for(lambda: recorder.loud_times(hub.turns[0][0]), 10)
+            wait_for(lambda h=hub: len(h.turns) == 1, 30)
+            wait_for(lambda h=hub, r=recorder: r.loud_times(h.turns[0][0]), 10)
             time.sleep(0.3)
             feeder.say(wake_and(command))
-            wait_for(lambda: len(hub.turns) == 2, 30)
+            wait_for(lambda h=hub: len(h.turns) == 2, 30)
             sup.stop()
             feeder.close()
             recorder.close()
@@ -138,24 +147,36 @@ def barge_in(rounds: int) -> dict:
             latencies.append(round((loud[-1] - wake_end) * 1000))
     finally:
         stop_server(env)
-    return {"bench": "barge-in", "rounds": rounds, "stop_after_wake_end_ms": latencies,
-            "max_ms": max(latencies)}
+    return {
+        "bench": "barge-in",
+        "rounds": rounds,
+        "stop_after_wake_end_ms": latencies,
+        "max_ms": max(latencies),
+    }
 
 
-ANSWERS = ["It is {h}:{m:02d} {ap}.", "The timer for {h} minutes is done.",
-           "Turned on the Kitchen Light.", "The temperature is {m} degrees.",
-           "Today is Tuesday, December {h}.", "Sorry, I did not understand that.",
-           "The Office Light is off.", "Set the brightness to {m} percent."]
+ANSWERS = [
+    "It is {h}:{m:02d} {ap}.",
+    "The timer for {h} minutes is done.",
+    "Turned on the Kitchen Light.",
+    "The temperature is {m} degrees.",
+    "Today is Tuesday, December {h}.",
+    "Sorry, I did not understand that.",
+    "The Office Light is off.",
+    "Set the brightness to {m} percent.",
+]
 
 
 def echo(answers: int) -> dict:
     """Own answers played into the null sink while its monitor feeds the mic (gain 0.5,
     60 ms): wakes acted on (must be 0), and detections the echo check ignored."""
-    from daemon_live import Feeder, Recorder, stop_server
-    from test_daemon_duplex import StubHub, Lines, supervisor_for
-    from live_audio import synth
+    from test_daemon_duplex import Lines, StubHub, supervisor_for
+
     from hub.audio.pcm import AudioChunk
     from hub.settings import Settings
+
+    from daemon_live import Feeder, Recorder, stop_server
+    from live_audio import synth
 
     env = _in_process(Path(tempfile.mkdtemp(prefix="hub-bench-")))
     hub = StubHub(["Done."], Settings())
@@ -165,8 +186,9 @@ def echo(answers: int) -> dict:
     sup.start()
     try:
         for i in range(answers):
-            text = ANSWERS[i % len(ANSWERS)].format(h=1 + i % 12, m=(i * 7) % 60,
-                                                     ap="AM" if i % 2 else "PM")
+            text = ANSWERS[i % len(ANSWERS)].format(
+                h=1 + i % 12, m=(i * 7) % 60, ap="AM" if i % 2 else "PM"
+            )
             sup.speaker.say(AudioChunk(pcm=synth(text).tobytes(), rate=16000, text=text))
             sup.speaker.wait(30)
             time.sleep(0.6)
@@ -175,8 +197,12 @@ def echo(answers: int) -> dict:
         feeder.close()
         recorder.close()
         stop_server(env)
-    return {"bench": "echo", "answers": answers, "wakes_acted": len(hub.turns),
-            "echo_detections_ignored": sup.echoes_ignored}
+    return {
+        "bench": "echo",
+        "answers": answers,
+        "wakes_acted": len(hub.turns),
+        "echo_detections_ignored": sup.echoes_ignored,
+    }
 
 
 def speech(seconds: float) -> dict:
@@ -185,42 +211,55 @@ def speech(seconds: float) -> dict:
     in 50 ms blocks (as fast as it runs; the detector has no notion of wall time)."""
     import numpy as np
 
-    from live_audio import shared_dir, silence
     from hub.audio import load_wav
     from hub.settings import WakeSettings
     from hub.wake.detector import make_wake
 
-    clips = [load_wav(p).samples for folder in ("generated", "real")
-             for p in sorted((shared_dir() / "audio" / folder).glob("*.wav"))]
+    from live_audio import shared_dir, silence
+
+    clips = [
+        load_wav(p).samples
+        for folder in ("generated", "real")
+        for p in sorted((shared_dir() / "audio" / folder).glob("*.wav"))
+    ]
     wake, gap = make_wake(WakeSettings()), silence(0.5)
     fed, wakes, i = 0, 0, 0
     while fed < seconds * 16000:
         audio = np.concatenate([clips[i % len(clips)], gap])
         for start in range(0, len(audio), 800):
-            if wake.process(audio[start:start + 800]):
+            if wake.process(audio[start : start + 800]):
                 wakes += 1
                 wake.reset()
         fed += len(audio)
         i += 1
-    return {"bench": "speech", "seconds": round(fed / 16000), "clips": len(clips),
-            "wakes": wakes}
+    return {"bench": "speech", "seconds": round(fed / 16000), "clips": len(clips), "wakes": wakes}
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("bench", choices=["idle", "barge-in", "echo", "speech"])
-    parser.add_argument("--seconds", type=float, default=None,
-                        help="idle: 60 s of listening; speech: 600 s of audio")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="idle: 60 s of listening; speech: 600 s of audio",
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--answers", type=int, default=100)
-    parser.add_argument("--no-llm", action="store_true",
-                        help="idle: [llm] off in run (intents_on/answers_on without run)")
+    parser.add_argument(
+        "--no-llm",
+        action="store_true",
+        help="idle: [llm] off in run (intents_on/answers_on without run)",
+    )
     args = parser.parse_args()
-    result = {"idle": lambda: idle(args.seconds or 60.0, args.no_llm),
-              "barge-in": lambda: barge_in(args.rounds),
-              "echo": lambda: echo(args.answers),
-              "speech": lambda: speech(args.seconds or 600.0)}[args.bench]()
+    result = {
+        "idle": lambda: idle(args.seconds or 60.0, args.no_llm),
+        "barge-in": lambda: barge_in(args.rounds),
+        "echo": lambda: echo(args.answers),
+        "speech": lambda: speech(args.seconds or 600.0),
+    }[args.bench]()
     print(json.dumps(result))
     return 0
 

@@ -7,7 +7,8 @@ For each round: one LLM turn of a question the rules miss (classify, then answer
 model resident, then the model released (:meth:`LlamaEngine.release`) and the same turn again,
 which first loads the model and restores its prompt state from the disk cache. Prints one
 JSON line: median seconds of each, the load and the two restores of the turn after release
-(prefix states read from disk and set; a resident turn sets them too, from memory), RSS loaded and released,
+(prefix states read from disk and set; a resident turn sets them too, from memory), RSS loaded
+and released,
 and the load average.
 """
 
@@ -64,15 +65,23 @@ def main() -> None:
         steps.setdefault("restore_per_round", []).append(restore_s)
     engine.close()
     med = statistics.median
-    print(json.dumps({
-        "bench": "llm-residency", "rounds": args.rounds,
-        "turn_resident_s": round(med(resident), 2), "turn_after_release_s": round(med(cold), 2),
-        "classify_resident_s": round(med(classify_resident), 2),
-        "classify_after_release_s": round(med(classify_cold), 2),
-        "load_s": round(med(steps["load_per_round"]), 3),
-        "restore_s": round(med(steps["restore_per_round"]), 3),
-        "rss_loaded_mb": round(med(rss_loaded) / 2**20), "rss_released_mb":
-            round(med(rss_released) / 2**20), "loadavg": [round(x, 2) for x in os.getloadavg()]}))
+    print(
+        json.dumps(
+            {
+                "bench": "llm-residency",
+                "rounds": args.rounds,
+                "turn_resident_s": round(med(resident), 2),
+                "turn_after_release_s": round(med(cold), 2),
+                "classify_resident_s": round(med(classify_resident), 2),
+                "classify_after_release_s": round(med(classify_cold), 2),
+                "load_s": round(med(steps["load_per_round"]), 3),
+                "restore_s": round(med(steps["restore_per_round"]), 3),
+                "rss_loaded_mb": round(med(rss_loaded) / 2**20),
+                "rss_released_mb": round(med(rss_released) / 2**20),
+                "loadavg": [round(x, 2) for x in os.getloadavg()],
+            }
+        )
+    )
 
 
 def wrap(obj, name: str, into: list) -> None:

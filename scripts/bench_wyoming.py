@@ -25,13 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from wyoming.asr import Transcribe, Transcript  # noqa: E402
-from wyoming.audio import AudioChunk, AudioStart, AudioStop  # noqa: E402
-from wyoming.client import AsyncTcpClient  # noqa: E402
-from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop  # noqa: E402
+from wyoming.asr import Transcribe, Transcript
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.client import AsyncTcpClient
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop
 
-from hub.resilience.percentile import percentile  # noqa: E402
-from wyoming_support import Server, free_port, make_server_hub, read_until, say  # noqa: E402
+from hub.resilience.percentile import percentile
+
+from wyoming_support import Server, free_port, make_server_hub, read_until, say
 
 WAIT_S = 120.0
 ANSWER = "Is the back door locked? Yes. The porch light is on."
@@ -43,8 +44,9 @@ async def transcribe(port: int, pcm: bytes) -> tuple[str, float]:
         await client.write_event(Transcribe(language="en").event())
         await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
         for i in range(0, len(pcm), 2048):
-            await client.write_event(AudioChunk(rate=16000, width=2, channels=1,
-                                                audio=pcm[i:i + 2048]).event())
+            await client.write_event(
+                AudioChunk(rate=16000, width=2, channels=1, audio=pcm[i : i + 2048]).event()
+            )
         await client.write_event(AudioStop().event())
         text = (await read_until(client, "transcript", WAIT_S))[-1].data["text"]
         return text, time.monotonic() - start
@@ -52,8 +54,9 @@ async def transcribe(port: int, pcm: bytes) -> tuple[str, float]:
 
 async def handle(port: int, cid: str) -> str:
     async with AsyncTcpClient("127.0.0.1", port) as client:
-        await client.write_event(Transcript(text="turn on the standing light",
-                                            context={"conversation_id": cid}).event())
+        await client.write_event(
+            Transcript(text="turn on the standing light", context={"conversation_id": cid}).event()
+        )
         return (await read_until(client, "handled", WAIT_S))[-1].data["text"]
 
 
@@ -99,7 +102,10 @@ async def command(port: int, pcm: bytes, cid: str) -> tuple[float, float]:
 def row(name: str, values: list[float], scale: float = 1000.0, unit: str = "ms") -> str:
     p50, p95 = percentile(values, 50), percentile(values, 95)
     digits = 0 if unit == "ms" else 2
-    return f"| {name} | {len(values)} | {p50 * scale:.{digits}f} {unit} | {p95 * scale:.{digits}f} {unit} |"
+    return (
+        f"| {name} | {len(values)} | {p50 * scale:.{digits}f} {unit} "
+        f"| {p95 * scale:.{digits}f} {unit} |"
+    )
 
 
 async def bench(port: int, pcm: bytes, rounds: int, clients: int) -> list[str]:
@@ -112,16 +118,26 @@ async def bench(port: int, pcm: bytes, rounds: int, clients: int) -> list[str]:
     plain = [await synthesize(port, ANSWER) for _ in range(rounds)]
     streamed = [await stream_ttfa(port) for _ in range(rounds)]
     rtf = [a for _, a in alone]
-    return ["| measure | n | p50 | p95 |", "|---|---|---|---|",
-            row("one client alone: transcribe + handle + synthesize", [t for t, _ in alone]),
-            row(f"{clients} clients at once: transcribe + handle + synthesize",
-                [t for t, _ in crowd]),
-            row("streaming TTS time to first audio (synthesize-start -> first chunk)", streamed),
-            row("plain synthesize time to first audio", plain),
-            row(f"ASR real-time factor (first chunk -> transcript / {audio_s:.2f} s audio)",
-                [a / audio_s for a in rtf], 1.0, "x RTF"),
-            row(f"ASR real-time factor with {clients} clients at once",
-                [a / audio_s for _, a in crowd], 1.0, "x RTF")]
+    return [
+        "| measure | n | p50 | p95 |",
+        "|---|---|---|---|",
+        row("one client alone: transcribe + handle + synthesize", [t for t, _ in alone]),
+        row(f"{clients} clients at once: transcribe + handle + synthesize", [t for t, _ in crowd]),
+        row("streaming TTS time to first audio (synthesize-start -> first chunk)", streamed),
+        row("plain synthesize time to first audio", plain),
+        row(
+            f"ASR real-time factor (first chunk -> transcript / {audio_s:.2f} s audio)",
+            [a / audio_s for a in rtf],
+            1.0,
+            "x RTF",
+        ),
+        row(
+            f"ASR real-time factor with {clients} clients at once",
+            [a / audio_s for _, a in crowd],
+            1.0,
+            "x RTF",
+        ),
+    ]
 
 
 def main() -> int:

@@ -22,13 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hub.asr import make_asr_engine  # noqa: E402
-from hub.asr.confusion import competitors, extra_margin, grammar_text, margin  # noqa: E402
-from hub.asr.coverage import fsg_accepts  # noqa: E402
-from hub.asr.pocketsphinx_engine import decode_segment  # noqa: E402
-from hub.home import Home  # noqa: E402
-from hub.intents.rules import Rules  # noqa: E402
-from hub.settings import load_settings  # noqa: E402
+from hub.asr import make_asr_engine
+from hub.asr.confusion import competitors, extra_margin, grammar_text, margin
+from hub.asr.coverage import fsg_accepts
+from hub.asr.pocketsphinx_engine import decode_segment
+from hub.home import Home
+from hub.intents.rules import Rules
+from hub.settings import load_settings
 
 
 def key(match):
@@ -51,21 +51,35 @@ def main(argv: list[str]) -> int:
         rivals = competitors(seg.text, seg.alternatives, lambda w: fsg_accepts(grammar, w))
         with engine.lock:
             mean = engine.passes.mean(audio)
-            value = margin(lambda t: engine.passes.align(audio, mean, t), seg.text, rivals)
+            value = margin(
+                lambda t, a=audio, m=mean: engine.passes.align(a, m, t), seg.text, rivals
+            )
         if value is None:
             continue
         said = path.stem
         right = not said.startswith("oov_") and key(rules.recognize(seg.text)) == key(
-            rules.recognize(said))
+            rules.recognize(said)
+        )
         rows.append((value, right))
-        print(json.dumps({"said": said, "heard": seg.text, "margin": round(value, 1),
-                          "right": right, "rivals": rivals,
-                          "on_off": any(extra_margin(seg.text, r) for r in rivals)}))
+        print(
+            json.dumps(
+                {
+                    "said": said,
+                    "heard": seg.text,
+                    "margin": round(value, 1),
+                    "right": right,
+                    "rivals": rivals,
+                    "on_off": any(extra_margin(seg.text, r) for r in rivals),
+                }
+            )
+        )
     for threshold in (0, 10, 20, 30):
         wrong = sum(not r and v >= threshold for v, r in rows)
         asked = sum(r and v < threshold for v, r in rows)
-        print(f"margin {threshold}: wrong readings acted on {wrong}/{sum(not r for _, r in rows)}"
-              f", right readings asked back {asked}/{sum(r for _, r in rows)}")
+        print(
+            f"margin {threshold}: wrong readings acted on {wrong}/{sum(not r for _, r in rows)}"
+            f", right readings asked back {asked}/{sum(r for _, r in rows)}"
+        )
     return 0
 
 

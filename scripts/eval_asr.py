@@ -33,10 +33,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hub.asr import make_asr_engine  # noqa: E402
-from hub.home import Home  # noqa: E402
-from hub.intents.rules import Rules  # noqa: E402
-from hub.settings import load_settings  # noqa: E402
+from hub.asr import make_asr_engine
+from hub.home import Home
+from hub.intents.rules import Rules
+from hub.settings import load_settings
 
 
 def shared_dir() -> Path:
@@ -68,27 +68,37 @@ def evaluate_file(engine, rules, path: Path) -> dict:
     said = path.stem
     reference = None if said.startswith("oov_") else intent_key(rules.recognize(said))
     _, match = rules.rank(transcript.alternatives)
-    return {"file": path.name, "said": said, "text": transcript.text,
-            "alternatives": list(transcript.alternatives), "rejected": transcript.rejected,
-            "exact": norm(transcript.text) == norm(said), "ms": round(elapsed * 1000, 1),
-            "rtf": elapsed / (len(samples) / 16000), "reference": reference,
-            "got": intent_key(match), "right": intent_key(match) == reference,
-            "oov": said.startswith("oov_")}
+    return {
+        "file": path.name,
+        "said": said,
+        "text": transcript.text,
+        "alternatives": list(transcript.alternatives),
+        "rejected": transcript.rejected,
+        "exact": norm(transcript.text) == norm(said),
+        "ms": round(elapsed * 1000, 1),
+        "rtf": elapsed / (len(samples) / 16000),
+        "reference": reference,
+        "got": intent_key(match),
+        "right": intent_key(match) == reference,
+        "oov": said.startswith("oov_"),
+    }
 
 
 def summary(rows: list[dict]) -> dict:
     """Totals of a list of rows."""
     count = len(rows) or 1
-    return {"files": len(rows), "exact": sum(r["exact"] for r in rows),
-            "intent_right": sum(r["right"] for r in rows),
-            "intent_rate": round(sum(r["right"] for r in rows) / count, 3),
-            "oov_right": f"{sum(r['right'] for r in rows if r['oov'])}/"
-                         f"{sum(r['oov'] for r in rows)}",
-            "rejected": sum(r["rejected"] for r in rows),
-            "no_reference": sum(r["reference"] is None and not r["oov"] for r in rows),
-            "mean_ms": round(sum(r["ms"] for r in rows) / count, 1),
-            "max_ms": max((r["ms"] for r in rows), default=0),
-            "mean_rtf": round(sum(r["rtf"] for r in rows) / count, 3)}
+    return {
+        "files": len(rows),
+        "exact": sum(r["exact"] for r in rows),
+        "intent_right": sum(r["right"] for r in rows),
+        "intent_rate": round(sum(r["right"] for r in rows) / count, 3),
+        "oov_right": f"{sum(r['right'] for r in rows if r['oov'])}/{sum(r['oov'] for r in rows)}",
+        "rejected": sum(r["rejected"] for r in rows),
+        "no_reference": sum(r["reference"] is None and not r["oov"] for r in rows),
+        "mean_ms": round(sum(r["ms"] for r in rows) / count, 1),
+        "max_ms": max((r["ms"] for r in rows), default=0),
+        "mean_rtf": round(sum(r["rtf"] for r in rows) / count, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     settings = load_settings()
-    asr = dataclasses.replace(settings.asr, engine=args.engine, restrict=not args.unrestricted,
-                              vosk_model=args.vosk_model)
+    asr = dataclasses.replace(
+        settings.asr, engine=args.engine, restrict=not args.unrestricted, vosk_model=args.vosk_model
+    )
     if args.reject_llr is not None:
         asr = dataclasses.replace(asr, reject_llr=args.reject_llr)
     if args.verbose:
@@ -114,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     load_s = time.perf_counter() - started
     rules = Rules(Home.from_settings(settings.home), settings.intents)
     test = shared_dir() / "audio"
-    dirs = args.dirs or [*([args.calibration] if args.calibration.is_dir() else []),
-                         test / "generated", test / "real"]
+    dirs = args.dirs or [
+        *([args.calibration] if args.calibration.is_dir() else []),
+        test / "generated",
+        test / "real",
+    ]
     report = {"engine": engine.name, "restrict": asr.restrict, "load_s": round(load_s, 2)}
     for folder in dirs:
         rows = [evaluate_file(engine, rules, p) for p in sorted(folder.glob("*.wav"))]
@@ -123,8 +137,22 @@ def main(argv: list[str] | None = None) -> int:
         report[f"{role}:{folder.name}"] = summary(rows)
         for row in rows if args.verbose else []:
             if not (row["right"] and row["exact"]):
-                print(json.dumps({k: row[k] for k in ("said", "text", "rejected", "reference",
-                                                      "got", "right", "alternatives")}))
+                print(
+                    json.dumps(
+                        {
+                            k: row[k]
+                            for k in (
+                                "said",
+                                "text",
+                                "rejected",
+                                "reference",
+                                "got",
+                                "right",
+                                "alternatives",
+                            )
+                        }
+                    )
+                )
     print(json.dumps(report, indent=1))
     return 0
 

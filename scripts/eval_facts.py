@@ -4,7 +4,7 @@
 
 Typed: every question through ``hub ask -`` (one process per home, the bundled SmolLM2 on).
 Voice: the questions marked ``audio = true`` synthesized with ``hub say`` (Piper) and run
-through ``hub replay``. Each answer is judged by :func:`hub.bench.facts.judge` against the
+through ``hub replay``. Each answer is judged by :func:`hub.bench.fact_judge.judge` against the
 clock at the time of the answer and the home's states. Prints a markdown table and the rows
 that were not right.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hub.bench.facts import judge  # noqa: E402
+from hub.bench.fact_judge import judge  # noqa: E402
 from hub.home import Home  # noqa: E402
 from hub.settings import load_settings  # noqa: E402
 
@@ -37,8 +37,11 @@ def write_configs(folder: Path) -> dict[str, Path]:
     sample = folder / "sample.toml"
     sample.write_text(text, encoding="utf-8")
     blocks = text.split("[[home.entities]]")
-    kept = [b for b in blocks[1:] if not any(f'domain = "{d}"' in b for d in BARE_DROP)
-            and "Humidity" not in b]
+    kept = [
+        b
+        for b in blocks[1:]
+        if not any(f'domain = "{d}"' in b for d in BARE_DROP) and "Humidity" not in b
+    ]
     bare = folder / "bare.toml"
     bare.write_text("[[home.entities]]".join([blocks[0], *kept]), encoding="utf-8")
     return {"sample": sample, "bare": bare}
@@ -52,9 +55,14 @@ def _env() -> dict:
 
 def ask_all(questions: list[str], config: Path) -> list[tuple[dict, datetime]]:
     """``hub ask -`` over ``questions``: (trace, time the line arrived) per question."""
-    proc = subprocess.Popen([sys.executable, "-m", "hub", "ask", "--config", str(config),
-                             "--store", ":memory:", "-"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hub", "ask", "--config", str(config), "--store", ":memory:", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+    )
     proc.stdin.write("".join(q + "\n" for q in questions))
     proc.stdin.close()
     out = [(json.loads(line), datetime.now()) for line in proc.stdout]
@@ -67,35 +75,61 @@ def replay_all(rows: list[dict], config: Path, folder: Path) -> list[tuple[dict,
     wavs = folder / "wavs"
     wavs.mkdir(exist_ok=True)
     for i, row in enumerate(rows):
-        subprocess.run([sys.executable, "-m", "hub", "say", row["q"], "--out",
-                        str(wavs / f"{i:02d}.wav")], check=True, env=_env(), cwd=ROOT,
-                       stdout=subprocess.DEVNULL)
-    proc = subprocess.Popen([sys.executable, "-m", "hub", "replay", "--config", str(config),
-                             "--store", ":memory:", "--no-audio", str(wavs)],
-                            stdout=subprocess.PIPE, text=True, env=_env(), cwd=ROOT)
+        subprocess.run(
+            [sys.executable, "-m", "hub", "say", row["q"], "--out", str(wavs / f"{i:02d}.wav")],
+            check=True,
+            env=_env(),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+        )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hub",
+            "replay",
+            "--config",
+            str(config),
+            "--store",
+            ":memory:",
+            "--no-audio",
+            str(wavs),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        cwd=ROOT,
+    )
     out = [(json.loads(line), datetime.now()) for line in proc.stdout]
     proc.wait()
     return out
 
 
 def judged(rows, results, homes) -> list[tuple[dict, dict, str]]:
-    return [(row, trace, judge(trace["response"], row, homes[row.get("home", "sample")], now))
-            for row, (trace, now) in zip(rows, results)]
+    return [
+        (row, trace, judge(trace["response"], row, homes[row.get("home", "sample")], now))
+        for row, (trace, now) in zip(rows, results, strict=True)
+    ]
 
 
 def table(name: str, results: list[tuple[dict, dict, str]]) -> str:
     n = len(results)
     count = {k: sum(1 for *_, v in results if v == k) for k in ("right", "made_up", "wrong")}
-    return (f"| {name} | {n} | {count['right']} ({100 * count['right'] / n:.0f}%) | "
-            f"{count['made_up']} | {count['wrong']} |")
+    return (
+        f"| {name} | {n} | {count['right']} ({100 * count['right'] / n:.0f}%) | "
+        f"{count['made_up']} | {count['wrong']} |"
+    )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--questions", default=str(ROOT / "tests" / "data" / "fact_questions.toml"))
     ap.add_argument("--no-audio", action="store_true")
-    ap.add_argument("--open-asr", action="store_true",
-                    help="voice: recognize without the home's grammar ([asr] restrict = false)")
+    ap.add_argument(
+        "--open-asr",
+        action="store_true",
+        help="voice: recognize without the home's grammar ([asr] restrict = false)",
+    )
     ap.add_argument("--no-typed", action="store_true", help="voice only")
     args = ap.parse_args()
     rows = tomllib.loads(Path(args.questions).read_text(encoding="utf-8"))["q"]
@@ -123,8 +157,11 @@ def main() -> int:
     for how, results in (("typed", typed), ("voice", spoken)):
         for row, trace, verdict in results:
             if verdict != "right":
-                print(f"- {how} {verdict}: {row['q']!r} heard {trace['transcript']!r} -> "
-                      f"{trace['response']!r}", file=sys.stderr)
+                print(
+                    f"- {how} {verdict}: {row['q']!r} heard {trace['transcript']!r} -> "
+                    f"{trace['response']!r}",
+                    file=sys.stderr,
+                )
     return 0
 
 

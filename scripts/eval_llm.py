@@ -56,8 +56,13 @@ def timed_classify(engine, settings, intents, text):
     """``(LlmIntent | None, seconds)``; invalid output counts as None."""
     start = time.perf_counter()
     try:
-        result = interpret(engine, text, home=settings.home, intents=intents,
-                           min_confidence=settings.llm.min_confidence)
+        result = interpret(
+            engine,
+            text,
+            home=settings.home,
+            intents=intents,
+            min_confidence=settings.llm.min_confidence,
+        )
     except HubError:
         result = None
     return result, time.perf_counter() - start
@@ -85,6 +90,7 @@ def cancel_stop_ms(engine, question: str) -> float:
 
     llm.create_completion = spy
     try:
+
         def run():
             for _ in engine.answer(question, cancel):
                 pass
@@ -104,8 +110,9 @@ def cancel_stop_ms(engine, question: str) -> float:
 def tokens_per_s(engine, n: int = 64) -> float:
     """Generation speed of the loaded llama.cpp model (no grammar), tokens per second."""
     llm = engine._llm
-    prompt = ("<|im_start|>user\nDescribe a quiet kitchen at night.<|im_end|>\n"
-              "<|im_start|>assistant\n")
+    prompt = (
+        "<|im_start|>user\nDescribe a quiet kitchen at night.<|im_end|>\n<|im_start|>assistant\n"
+    )
     start, count = time.perf_counter(), 0
     for _ in llm.create_completion(prompt, max_tokens=n, stream=True, temperature=0.0):
         count += 1
@@ -174,11 +181,14 @@ def score_row(case: dict, result, rule) -> dict:
     if rule is None:
         rule_ok = case["intent"] == "none"  # rules cannot answer questions
     return {
-        "text": case["text"], "want": case["intent"],
+        "text": case["text"],
+        "want": case["intent"],
         "llm": None if result is None else [result.intent, result.slots, result.confidence],
         "llm_confirm": bool(result and result.needs_confirmation),
         "rules": None if rule is None else [rule.intent, rule.slots],
-        "llm_ok": llm_ok, "rules_ok": rule_ok, "both_ok": rule_ok if rule else llm_ok,
+        "llm_ok": llm_ok,
+        "rules_ok": rule_ok,
+        "both_ok": rule_ok if rule else llm_ok,
     }
 
 

@@ -110,6 +110,9 @@ else
     sed -e "s#^ExecStart=/opt/hub/bin/hub#ExecStart=$prefix/bin/hub#" \
         "$src/systemd/hub.service" >"$unit"
 fi
+# the address policy: LAN only, plus any configured host outside the private ranges
+"$venv/bin/python" -m hub.cli.netpolicy --config "$conf_dir/hub.toml" --unit "$unit" || \
+    say "address policy not adjusted; 'hub doctor' names a configured host the unit blocks"
 chmod 0644 "$unit"
 say "installed $unit"
 

@@ -59,12 +59,16 @@ def _valid_state(domain: str, state: str) -> bool:
     the entity keeps its idle state instead of failing the whole ``[home]``."""
     import tomllib
 
-    states = tomllib.loads((ROOT / "hub" / "data" / "domains.toml").read_text(
-        encoding="utf-8")).get(domain, {}).get("states", ["*"])
+    states = (
+        tomllib.loads((ROOT / "hub" / "data" / "domains.toml").read_text(encoding="utf-8"))
+        .get(domain, {})
+        .get("states", ["*"])
+    )
     if "*" in states or state in states:
         return True
-    print(f"score_ha_tests: {domain} state {state!r} left out (not a {domain} state)",
-          file=sys.stderr)
+    print(
+        f"score_ha_tests: {domain} state {state!r} left out (not a {domain} state)", file=sys.stderr
+    )
     return False
 
 
@@ -104,8 +108,11 @@ def _toml_value(value) -> str:
     """A TOML value for a string, number, bool, list or flat table (JSON string escapes are
     valid TOML basic strings)."""
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}"
-                                for k, v in value.items()) + " }"
+        return (
+            "{ "
+            + ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+            + " }"
+        )
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if isinstance(value, bool):
@@ -136,11 +143,21 @@ def load_cases(folder: Path) -> list[tuple[str, str, str, dict, str]]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         for test in data.get("tests", []) or []:
             intent = test.get("intent") or {}
-            area = ((intent.get("context") or {}).get("area")
-                    or (test.get("context") or {}).get("area") or "")
+            area = (
+                (intent.get("context") or {}).get("area")
+                or (test.get("context") or {}).get("area")
+                or ""
+            )
             for sentence in test.get("sentences", []):
-                cases.append((path.name, sentence, intent.get("name", ""),
-                              intent.get("slots") or {}, area if isinstance(area, str) else ""))
+                cases.append(
+                    (
+                        path.name,
+                        sentence,
+                        intent.get("name", ""),
+                        intent.get("slots") or {},
+                        area if isinstance(area, str) else "",
+                    )
+                )
     return cases
 
 
@@ -164,9 +181,15 @@ def slots_right(expected: dict, actual: dict) -> bool:
 def run_hub(config: Path, sentences: list[str]) -> list[dict]:
     """One ``hub ask --no-llm --json -`` over ``sentences``; one result dict each."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "hub", "ask", "--no-llm", "--json",
-                           "--config", str(config), "-"], input="\n".join(sentences) + "\n",
-                          capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hub", "ask", "--no-llm", "--json", "--config", str(config), "-"],
+        input="\n".join(sentences) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
     results = []
     for line in proc.stdout.splitlines():
         try:
@@ -176,8 +199,10 @@ def run_hub(config: Path, sentences: list[str]) -> list[dict]:
         if "event" not in obj:
             results.append(obj)
     if len(results) != len(sentences):
-        sys.exit(f"score_ha_tests: hub gave {len(results)} results for {len(sentences)} "
-                 f"sentences: {proc.stderr.strip()[-500:]}")
+        sys.exit(
+            f"score_ha_tests: hub gave {len(results)} results for {len(sentences)} "
+            f"sentences: {proc.stderr.strip()[-500:]}"
+        )
     return results
 
 
@@ -202,19 +227,24 @@ def hassil_results(home: dict, cases: list) -> list[dict]:
         if (ent.get("attributes") or {}).get("device_class"):
             context["device_class"] = ent["attributes"]["device_class"]
         names.append(TextSlotValue(TextChunk(ent["name"]), ent["name"], context))
-    lists = {"name": TextSlotList(name="name", values=names),
-             "area": TextSlotList.from_strings([a["name"] for a in home["areas"]], name="area"),
-             "floor": TextSlotList.from_strings([f["name"] for f in home["floors"]],
-                                                name="floor")}
+    lists = {
+        "name": TextSlotList(name="name", values=names),
+        "area": TextSlotList.from_strings([a["name"] for a in home["areas"]], name="area"),
+        "floor": TextSlotList.from_strings([f["name"] for f in home["floors"]], name="floor"),
+    }
     out = []
     for _file, sentence, _intent, _slots, area in cases:
         context = {"area": {"value": area, "text": area}} if area else {}
         try:
             result = recognize_best(sentence, intents, slot_lists=lists, intent_context=context)
-        except Exception:  # noqa: BLE001 - a sentence hassil cannot handle is a miss
+        except Exception:
             result = None
-        out.append({"intent": result.intent.name if result else None,
-                    "slots": {e.name: e.value for e in result.entities_list} if result else {}})
+        out.append(
+            {
+                "intent": result.intent.name if result else None,
+                "slots": {e.name: e.value for e in result.entities_list} if result else {},
+            }
+        )
     return out
 
 
@@ -224,9 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--failures", type=int, default=0)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--version-check", action="store_true",
-                        help="also score plain hassil and the hub on the tests plain hassil "
-                        "gets right (the tests of the installed templates' release)")
+    parser.add_argument(
+        "--version-check",
+        action="store_true",
+        help="also score plain hassil and the hub on the tests plain hassil "
+        "gets right (the tests of the installed templates' release)",
+    )
     args = parser.parse_args(argv)
     fixtures_path = args.folder / "_fixtures.yaml"
     cases = load_cases(args.folder) if args.folder.is_dir() else []
@@ -237,14 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     results = run_by_area(home, cases)
     if args.version_check:
         plain = hassil_results(home, cases)
-        keep = [i for i, (c, r) in enumerate(zip(cases, plain))
-                if r["intent"] == c[2] and slots_right(c[3], r["slots"])]
+        keep = [
+            i
+            for i, (c, r) in enumerate(zip(cases, plain, strict=True))
+            if r["intent"] == c[2] and slots_right(c[3], r["slots"])
+        ]
         print(f"plain hassil on all {len(cases)} sentences:")
         report(cases, plain, argparse.Namespace(json=False, failures=0), total_only=True)
         print(f"the hub on all {len(cases)} sentences:")
         report(cases, results, argparse.Namespace(json=False, failures=0), total_only=True)
-        print(f"the hub on the {len(keep)} sentences plain hassil gets right "
-              "(this release's tests):")
+        print(
+            f"the hub on the {len(keep)} sentences plain hassil gets right (this release's tests):"
+        )
         cases, results = [cases[i] for i in keep], [results[i] for i in keep]
     return report(cases, results, args)
 
@@ -257,9 +294,11 @@ def run_by_area(home: dict, cases: list) -> list[dict]:
         index = [i for i, c in enumerate(cases) if c[4] == area]
         with tempfile.TemporaryDirectory() as tmp:
             config = Path(tmp) / "hub.toml"
-            config.write_text(home_toml({**home, "satellite_area": area if area in areas
-                                         else ""}), encoding="utf-8")
-            for i, result in zip(index, run_hub(config, [cases[i][1] for i in index])):
+            config.write_text(
+                home_toml({**home, "satellite_area": area if area in areas else ""}),
+                encoding="utf-8",
+            )
+            for i, result in zip(index, run_hub(config, [cases[i][1] for i in index]), strict=True):
                 results[i] = result
     return results
 
@@ -268,7 +307,7 @@ def report(cases, results, args, total_only: bool = False) -> int:
     """Print the score table (and failures); ``total_only``: the TOTAL line only."""
     per = defaultdict(lambda: [0, 0, 0])
     failures = []
-    for (file, sentence, intent, slots, _area), result in zip(cases, results):
+    for (file, sentence, intent, slots, _area), result in zip(cases, results, strict=True):
         row = per[intent]
         row[0] += 1
         ok_intent = result.get("intent") == intent
@@ -276,18 +315,29 @@ def report(cases, results, args, total_only: bool = False) -> int:
         row[1] += ok_intent
         row[2] += ok_slots
         if not ok_slots:
-            failures.append((file, sentence, intent, slots, result.get("intent"),
-                             result.get("slots")))
+            failures.append(
+                (file, sentence, intent, slots, result.get("intent"), result.get("slots"))
+            )
     total = [sum(r[i] for r in per.values()) for i in range(3)]
     if args.json:
-        print(json.dumps({"sentences": total[0], "intent": total[1], "intent_slots": total[2],
-                          "per_intent": per}))
+        print(
+            json.dumps(
+                {
+                    "sentences": total[0],
+                    "intent": total[1],
+                    "intent_slots": total[2],
+                    "per_intent": per,
+                }
+            )
+        )
     else:
         for intent, (n, a, b) in sorted(per.items()) if not total_only else ():
             print(f"{intent:32} {n:4}  intent {a / n:6.1%}  intent+slots {b / n:6.1%}")
-        print(f"{'TOTAL':32} {total[0]:4}  intent {total[1] / total[0]:6.1%}  "
-              f"intent+slots {total[2] / total[0]:6.1%}")
-        for failure in failures[:args.failures]:
+        print(
+            f"{'TOTAL':32} {total[0]:4}  intent {total[1] / total[0]:6.1%}  "
+            f"intent+slots {total[2] / total[0]:6.1%}"
+        )
+        for failure in failures[: args.failures]:
             print("FAIL", *failure, sep=" | ")
     return 0
 

@@ -80,9 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     for path in args.files:
         cases = tomllib.loads(path.read_text(encoding="utf-8"))["case"]
         c = score(rules, cases, args.show)
-        print(f"{path.name}: {c['n']} cases; rules {c['rules'] / c['n']:.1%}; rules+fuzzy "
-              f"{c['fuzzy'] / c['n']:.1%} (gain {(c['fuzzy'] - c['rules']) / c['n']:+.1%}); "
-              f"wrong actions: rules {c['wrong_rules']}, rules+fuzzy {c['wrong_fuzzy']}")
+        print(
+            f"{path.name}: {c['n']} cases; rules {c['rules'] / c['n']:.1%}; rules+fuzzy "
+            f"{c['fuzzy'] / c['n']:.1%} (gain {(c['fuzzy'] - c['rules']) / c['n']:+.1%}); "
+            f"wrong actions: rules {c['wrong_rules']}, rules+fuzzy {c['wrong_fuzzy']}"
+        )
     return 0
 
 

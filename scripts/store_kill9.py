@@ -45,8 +45,9 @@ def one_round(db: str, start: int, rng: random.Random) -> tuple[list[int], list[
     """Start the writer, kill -9 it at a random moment; ``(printed numbers, problems, the
     next free turn number)``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, db, str(start)], env=env,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, db, str(start)], env=env, stdout=subprocess.PIPE, text=True
+    )
     first = proc.stdout.readline()  # writing has begun
     time.sleep(rng.uniform(0.0, 0.3))
     os.kill(proc.pid, signal.SIGKILL)
@@ -87,8 +88,9 @@ def main(argv=None) -> int:
                 failures += 1
                 print(f"round {i + 1}: {p}", file=sys.stderr)
         size = os.path.getsize(db)
-    print(f"{args.times} kills, {turns} printed turns, {failures} problems, "
-          f"file {size / 1024:.0f} KB")
+    print(
+        f"{args.times} kills, {turns} printed turns, {failures} problems, file {size / 1024:.0f} KB"
+    )
     return 1 if failures else 0
 
 

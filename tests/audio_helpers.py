@@ -53,8 +53,12 @@ def fmt_chunk(tag=1, channels=1, rate=16000, bits=16, align=None) -> bytes:
 def fmt_extensible(sub_tag=1, channels=1, rate=16000, bits=16, valid=None, mask=4) -> bytes:
     align = channels * bits // 8
     guid = struct.pack("<IHH", sub_tag, 0, 0x10) + bytes.fromhex("800000aa00389b71")
-    payload = struct.pack("<HHIIHHHHI", 0xFFFE, channels, rate, rate * align, align, bits, 22,
-                          valid or bits, mask) + guid
+    payload = (
+        struct.pack(
+            "<HHIIHHHHI", 0xFFFE, channels, rate, rate * align, align, bits, 22, valid or bits, mask
+        )
+        + guid
+    )
     return chunk(b"fmt ", payload)
 
 
@@ -86,7 +90,6 @@ def ref(request):
 @pytest.fixture
 def ref_gen():
     return REFS["gen"], read_reference(REFS["gen"])
-
 
 
 def pcm16_bytes(samples: np.ndarray) -> bytes:

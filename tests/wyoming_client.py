@@ -4,7 +4,7 @@ Run by the tests with the interpreter of each pinned version (``scripts/wyoming-
 
     python tests/wyoming_client.py HOST PORT STEP [ARG]
 
-STEP: info | asr WAV | tts TEXT | stream | handle TEXT | unknown | wake WAV.
+STEP: info | asr WAV | asr_live WAV | tts TEXT | stream | handle TEXT | unknown | wake WAV.
 Prints one JSON object. Every read has a timeout (READ_TIMEOUT_S), so a server that holds
 an answer shows up as ``"error": "timeout ..."``. Standard library and ``wyoming`` only.
 """
@@ -46,8 +46,9 @@ async def send_wav(client, path):
             frames = w.readframes(SAMPLES_PER_CHUNK)
             if not frames:
                 break
-            await client.write_event(AudioChunk(rate=rate, width=width, channels=channels,
-                                                audio=frames).event())
+            await client.write_event(
+                AudioChunk(rate=rate, width=width, channels=channels, audio=frames).event()
+            )
     await client.write_event(AudioStop().event())
 
 
@@ -55,16 +56,19 @@ async def info(client, _):
     await client.write_event(Describe().event())
     event = await read(client, timeout=1.0)  # issue 10: info within 1 s
     got = Info.from_event(event)
-    return {"type": event.type,
-            "asr": [p.name for p in got.asr if p.installed],
-            "asr_languages": [m.languages for p in got.asr for m in p.models],
-            "tts": [p.name for p in got.tts if p.installed],
-            "voices": [v.name for p in got.tts for v in p.voices],
-            "streaming": [p.supports_synthesize_streaming for p in got.tts],
-            "wake": [m.name for p in got.wake for m in p.models],
-            "handle": [p.name for p in got.handle if p.installed],
-            "home_control": event.data["handle"][0].get("supports_home_control")
-            if event.data.get("handle") else None}
+    return {
+        "type": event.type,
+        "asr": [p.name for p in got.asr if p.installed],
+        "asr_languages": [m.languages for p in got.asr for m in p.models],
+        "tts": [p.name for p in got.tts if p.installed],
+        "voices": [v.name for p in got.tts for v in p.voices],
+        "streaming": [p.supports_synthesize_streaming for p in got.tts],
+        "wake": [m.name for p in got.wake for m in p.models],
+        "handle": [p.name for p in got.handle if p.installed],
+        "home_control": event.data["handle"][0].get("supports_home_control")
+        if event.data.get("handle")
+        else None,
+    }
 
 
 async def asr(client, path):
@@ -135,8 +139,12 @@ async def stream(client, _):
 async def handle(client, text):
     await client.write_event(Transcript(text=text, context={"conversation_id": "test"}).event())
     event = await read(client)
-    return {"type": event.type, "text": event.data.get("text"),
-            "handled": Handled.is_type(event.type), "not_handled": NotHandled.is_type(event.type)}
+    return {
+        "type": event.type,
+        "text": event.data.get("text"),
+        "handled": Handled.is_type(event.type),
+        "not_handled": NotHandled.is_type(event.type),
+    }
 
 
 async def unknown(client, _):
@@ -156,15 +164,83 @@ async def wake(client, path):
     return {"type": event.type, "not_detected": NotDetected.is_type(event.type)}
 
 
-STEPS = {"info": info, "asr": asr, "tts": tts, "stream": stream, "handle": handle,
-         "unknown": unknown, "wake": wake}
+def speech_end_s(path):
+    """Seconds from the start of the 16-bit mono WAV ``path`` to the end of its last 10 ms
+    frame louder than RMS 300 (the end of speech)."""
+    import array
+    import math
+
+    with wave.open(path, "rb") as w:
+        rate = w.getframerate()
+        samples = array.array("h", w.readframes(w.getnframes()))
+    size, end = rate // 100, 0
+    for i in range(0, len(samples) - size + 1, size):
+        frame = samples[i : i + size]
+        if math.sqrt(sum(x * x for x in frame) / size) > 300:
+            end = i + size
+    return end / rate
+
+
+async def asr_live(client, path):
+    """Send ``path`` then 3 s of silence in real time, like a microphone, and never send
+    ``audio-stop`` until the final ``transcript`` came: its text, the events before it and
+    how long after the end of speech it came (s)."""
+    await client.write_event(Transcribe(language="en").event())
+    with wave.open(path, "rb") as w:
+        rate, width, channels = w.getframerate(), w.getsampwidth(), w.getnchannels()
+        audio = w.readframes(w.getnframes()) + bytes(width * channels * rate * 3)
+    await client.write_event(AudioStart(rate=rate, width=width, channels=channels).event())
+    step = SAMPLES_PER_CHUNK * width * channels
+    start = time.monotonic()
+    events, got = [], None
+
+    async def reader():
+        nonlocal got
+        while True:
+            event = await read(client)
+            events.append(event.type)
+            if Transcript.is_type(event.type):
+                got = (time.monotonic(), Transcript.from_event(event).text)
+                return
+
+    task = asyncio.create_task(reader())
+    for i in range(0, len(audio), step):
+        if task.done():
+            break
+        await client.write_event(
+            AudioChunk(rate=rate, width=width, channels=channels, audio=audio[i : i + step]).event()
+        )
+        await asyncio.sleep(
+            max(0.0, start + (i + step) / (width * channels * rate) - time.monotonic())
+        )
+    before_stop = task.done()
+    await client.write_event(AudioStop().event())
+    await asyncio.wait_for(task, READ_TIMEOUT_S)
+    return {
+        "text": got[1],
+        "events": events,
+        "before_audio_stop": before_stop,
+        "after_speech_s": got[0] - (start + speech_end_s(path)),
+    }
+
+
+STEPS = {
+    "info": info,
+    "asr": asr,
+    "asr_live": asr_live,
+    "tts": tts,
+    "stream": stream,
+    "handle": handle,
+    "unknown": unknown,
+    "wake": wake,
+}
 
 
 async def main(host, port, step, arg):
     async with AsyncTcpClient(host, int(port)) as client:
         try:
             result = await STEPS[step](client, arg)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             result = {"error": f"timeout after {READ_TIMEOUT_S} s"}
         except ConnectionError as exc:
             result = {"error": str(exc)}

@@ -41,8 +41,14 @@ def hub_env() -> dict:
 def say(text: str, out: Path, rate16k: bool = True) -> Path:
     """``text`` spoken by the hub's Piper voice into ``out`` (16 kHz mono when ``rate16k``)."""
     raw = out.with_suffix(".voice.wav")
-    subprocess.run([sys.executable, "-m", "hub", "say", text, "--out", str(raw)], check=True,
-                   env=hub_env(), cwd=ROOT, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "hub", "say", text, "--out", str(raw)],
+        check=True,
+        env=hub_env(),
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
     if not rate16k:
         return raw
     from hub.audio import load_wav
@@ -65,8 +71,12 @@ class Server:
         from hub.wyoming.server import start_wyoming
 
         self.hub, self.port = hub, port
-        settings = dataclasses.replace(hub.settings, wyoming=dataclasses.replace(
-            hub.settings.wyoming, uri=f"tcp://127.0.0.1:{port}", zeroconf=False))
+        settings = dataclasses.replace(
+            hub.settings,
+            wyoming=dataclasses.replace(
+                hub.settings.wyoming, uri=f"tcp://127.0.0.1:{port}", zeroconf=False
+            ),
+        )
         self.stop = start_wyoming(hub, settings)
 
 
@@ -79,8 +89,9 @@ def make_server_hub():
     from hub.wyoming.server import warm
 
     settings = load_settings(None)
-    settings = dataclasses.replace(settings, llm=dataclasses.replace(
-        settings.llm, intents_on=(), answers_on=()))
+    settings = dataclasses.replace(
+        settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=())
+    )
     hub = Hub(settings, entry="run", speak=False)
     warm(hub)
     return hub
@@ -91,15 +102,21 @@ def client_python(version: str) -> str:
     root = Path(os.environ.get("HUB_WYOMING_CLIENTS", "/tmp/hub-wyoming-clients"))
     python = root / f"wy-{version}" / "bin" / "python"
     if not python.exists():
-        pytest.fail(f"no wyoming {version} client at {python}: run scripts/wyoming-clients.sh "
-                    "(CI runs it before the tests)")
+        pytest.fail(
+            f"no wyoming {version} client at {python}: run scripts/wyoming-clients.sh "
+            "(CI runs it before the tests)"
+        )
     return str(python)
 
 
 def run_client(version: str, port: int, step: str, arg: str = "") -> dict:
     """Run one step of ``tests/wyoming_client.py`` with the client at ``version``."""
-    proc = subprocess.run([client_python(version), str(CLIENT), "127.0.0.1", str(port), step, arg],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [client_python(version), str(CLIENT), "127.0.0.1", str(port), step, arg],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     assert result["wyoming"] == version

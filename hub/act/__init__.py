@@ -1,6 +1,6 @@
 """Act: carry out a recognized intent on the in-process home and timers, exactly once.
 
-:class:`Actor` dispatches an :class:`~hub.intents.rules.IntentMatch` to its handler, named per
+:class:`Actor` dispatches an :class:`~hub.intents.match.IntentMatch` to its handler, named per
 intent in the intent catalog (:mod:`hub.intents.catalog`, ``handler = "module:function"`` in
 :mod:`hub.act`), which changes the :class:`~hub.home.Home` state store or the
 :class:`~hub.act.timers.Timers` and returns the response text (Home Assistant's English
@@ -22,6 +22,7 @@ import time
 from collections import OrderedDict
 from dataclasses import replace
 
+from hub.act.alarms import AlertError
 from hub.act.common import Context, Outcome
 from hub.act.queries import later
 from hub.act.responses import error_text
@@ -29,7 +30,7 @@ from hub.act.timers import TimerError, Timers
 from hub.home import Home
 from hub.intents import catalog
 from hub.intents.delay import LATER_SLOT
-from hub.intents.rules import IntentMatch
+from hub.intents.match import IntentMatch
 
 __all__ = ["Actor", "Outcome", "HANDLERS", "handler_of"]
 
@@ -61,10 +62,19 @@ class Actor:
         timers: the hub's timers.
         clock: wall-clock seconds since the epoch (time and date answers, scene timestamps).
         tz: time zone for time and date answers; None: the system's local zone.
+        alerts: the hub's alarms and reminders (:class:`hub.act.alarms.Alerts`), or None.
+        lists: where list items are kept (:class:`hub.act.liststore.ListStore`); the stored
+            lists are put on the home now. None: lists live in the home only.
     """
 
-    def __init__(self, home: Home, timers: Timers, clock=time.time, tz=None) -> None:
-        self._context = Context(home=home, timers=timers, clock=clock, tz=tz)
+    def __init__(
+        self, home: Home, timers: Timers, clock=time.time, tz=None, lists=None, alerts=None
+    ) -> None:
+        self._context = Context(
+            home=home, timers=timers, clock=clock, tz=tz, lists=lists, alerts=alerts
+        )
+        if lists is not None:
+            lists.restore(home)
         self._lock = threading.Lock()
         self._done: OrderedDict[str, Outcome] = OrderedDict()
 
@@ -93,7 +103,7 @@ class Actor:
             return Outcome(error_text("not_handled"), ok=False)
         try:
             outcome = handler(self._context, match)
-        except TimerError as exc:
+        except (TimerError, AlertError) as exc:
             return Outcome(error_text(exc.key), ok=False)
         if outcome.actions and not outcome.response.strip():  # a template that failed to render
             return replace(outcome, response=DONE)

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from hub.act.common import Context, Outcome, each_target, refuse
 from hub.act.responses import render
-from hub.intents.rules import IntentMatch
+from hub.intents.match import IntentMatch
 
 
 def _number(value) -> float | None:
@@ -30,8 +30,14 @@ def fan_speed(ctx: Context, match: IntentMatch) -> Outcome:
     if value is None:
         return refuse("nothing_to_do")
     pct = int(max(0, min(100, round(value))))
-    return each_target(ctx, match, "set_percentage", "on" if pct else "off",
-                       {"percentage": pct}, {"percentage": pct})
+    return each_target(
+        ctx,
+        match,
+        "set_percentage",
+        "on" if pct else "off",
+        {"percentage": pct},
+        {"percentage": pct},
+    )
 
 
 def climate_temperature(ctx: Context, match: IntentMatch) -> Outcome:
@@ -40,8 +46,9 @@ def climate_temperature(ctx: Context, match: IntentMatch) -> Outcome:
     if value is None:
         return refuse("nothing_to_do")
     value = int(value) if value.is_integer() else value
-    return each_target(ctx, match, "set_temperature", None, {"temperature": value},
-                       {"temperature": value})
+    return each_target(
+        ctx, match, "set_temperature", None, {"temperature": value}, {"temperature": value}
+    )
 
 
 def climate_fan_mode(ctx: Context, match: IntentMatch) -> Outcome:
@@ -69,8 +76,9 @@ def vacuum_clean_area(ctx: Context, match: IntentMatch) -> Outcome:
         return refuse("need_area")
     others = {k: v for k, v in match.slots.items() if k != "area"}
     target = replace(match, slots=others)  # the area is where to clean, not the vacuum's
-    outcome = each_target(ctx, target, "clean_area", "cleaning", {"cleaning_area": area},
-                          {"area": area})
+    outcome = each_target(
+        ctx, target, "clean_area", "cleaning", {"cleaning_area": area}, {"area": area}
+    )
     if not outcome.ok:
         return outcome
     return Outcome(render(match.intent, "default", match.slots), outcome.actions)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hub.act.common import Context, Outcome, action, failed, refuse, reply, targets_of
-from hub.intents.rules import IntentMatch
+from hub.intents.match import IntentMatch
 
 VOLUME_STEP = 0.1
 """One "volume up" step (Home Assistant's ``media_player.volume_up`` default)."""
@@ -60,7 +60,7 @@ def _set_levels(ctx: Context, match: IntentMatch, new_level) -> Outcome:
     actions = []
     for name in targets.entities:
         level = round(new_level(_level(ctx, name)), 2)
-        ctx.home.set_state(name, ctx.home.state(name), volume_level=level)
+        ctx.home.set_state(name, ctx.home.state(name) or "", volume_level=level)
         actions.append(action(name, "media_player", "volume_set", volume_level=level))
     return Outcome(reply(ctx, match, "default", targets.entities[0]), tuple(actions))
 
@@ -73,7 +73,7 @@ def mute(ctx: Context, match: IntentMatch) -> Outcome:
     muted = match.intent == "HassMediaPlayerMute"
     actions = []
     for name in targets.entities:
-        ctx.home.set_state(name, ctx.home.state(name), is_volume_muted=muted)
+        ctx.home.set_state(name, ctx.home.state(name) or "", is_volume_muted=muted)
         actions.append(action(name, "media_player", "volume_mute", is_volume_muted=muted))
     return Outcome(reply(ctx, match, "default", targets.entities[0]), tuple(actions))
 
@@ -91,5 +91,15 @@ def search_and_play(ctx: Context, match: IntentMatch) -> Outcome:
     ctx.home.set_state(name, "playing", media_title=query, media_content_type=media_class)
     slots = {**match.slots, "media": query}
     text = reply(ctx, replace(match, slots=slots), "playing", name)
-    return Outcome(text, (action(name, "media_player", "play_media", media_content_id=query,
-                                 media_content_type=media_class),))
+    return Outcome(
+        text,
+        (
+            action(
+                name,
+                "media_player",
+                "play_media",
+                media_content_id=query,
+                media_content_type=media_class,
+            ),
+        ),
+    )

@@ -3,8 +3,8 @@ it is stopped, cancelled or has rung for ``[timers] ring_s``; a timer that finis
 hub was off is reported once ("... finished while I was off.") and does not ring (BC-27).
 
 :class:`TimerEvents` is the API the entry points use (``hub.events``):
-``on_timer_finished(callback)`` is called with a :class:`TimerAlert` at the first ring and at
-every repeat (``alert.repeat`` counts them, 0 first) and for missed timers
+``on_timer_finished(callback)`` is called with a :class:`~hub.act.timer_alert.TimerAlert` at
+the first ring and at every repeat (``alert.repeat`` counts them, 0 first) and for missed timers
 (``alert.event == "timer_missed"``); ``on_timer_stopped(callback)`` with the
 :class:`~hub.act.timers.TimerInfo` when a ringing timer stops (said "stop", cancelled, or
 rang out), so a player can cut the alert short. ``stop_armed`` is True while anything rings
@@ -12,8 +12,9 @@ rang out), so a player can cut the alert short. ``stop_armed`` is True while any
 clock (tests call it after moving their fake clock); ``start()`` runs it on a thread that
 sleeps until the next deadline.
 
-A delayed command's timer does not ring: its command is run (``run_command``, see
-:mod:`hub.act.delayed`) and its ``timer_finished`` event carries the result.
+A delayed command's timer does not ring: its command is run (the ``run_command`` callback,
+:func:`hub.core.timers.run_command`) and its ``timer_finished`` event carries the result.
+:func:`hub.core.timers.make_timer_events` builds the hub's.
 """
 
 from __future__ import annotations
@@ -24,19 +25,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import numpy as np
-
+from hub.act.delayed import missed_text
+from hub.act.timer_alert import CHIME_RATE, TimerAlert, alert_text, chime
 from hub.act.timers import TimerInfo, Timers
 
 log = logging.getLogger(__name__)
 
-CHIME_RATE = 22050
-"""Sample rate of the chime when no voice gives one (Hz)."""
-
+# fmt: off
 STOP_WORDS = frozenset({"stop", "stop it", "stop the timer", "stop the alarm", "stop ringing",
                         "stop the alert", "enough", "silence", "quiet", "ok", "okay", "thanks",
                         "thank you", "cancel", "never mind", "nevermind", "dismiss", "shut up",
                         "i'm up", "okay stop", "ok stop"})
+# fmt: on
 """What silences a ringing timer when said while it rings (HA satellites' stop word)."""
 
 MAX_WAIT_S = 1.0
@@ -44,67 +44,6 @@ MAX_WAIT_S = 1.0
 
 CLOSE_JOIN_S = 10.0
 """At close, the longest wait for the timer thread's alert synthesis in progress."""
-
-
-def chime(rate: int = CHIME_RATE) -> bytes:
-    """A two-note alert (E6 then C6, 0.18 s each, exponential decay), int16 mono at ``rate``.
-
-    Returns little-endian int16 PCM (about 0.5 s with its trailing pause).
-    """
-    notes = []
-    for freq in (1318.5, 1046.5):
-        t = np.arange(int(0.18 * rate)) / rate
-        tone = np.sin(2 * np.pi * freq * t) + 0.3 * np.sin(4 * np.pi * freq * t)
-        envelope = np.exp(-t * 12.0) * np.minimum(1.0, t / 0.01)
-        notes.append(0.35 * tone * envelope)
-    notes.append(np.zeros(int(0.15 * rate)))
-    return (np.concatenate(notes) * 32767).astype("<i2").tobytes()
-
-
-def spoken_duration(info: TimerInfo) -> str:
-    """The timer's length as an adjective: ``"5 minute"``, ``"1 hour and 30 minute"``."""
-    parts = [f"{n} {unit}" for n, unit in ((info.start_hours, "hour"),
-                                           (info.start_minutes, "minute"),
-                                           (info.start_seconds, "second")) if n]
-    return " and ".join(parts) if parts else "0 second"
-
-
-def alert_text(info: TimerInfo, missed: bool = False) -> str:
-    """``"Your 5 minute timer is done."`` (named: ``"Your pizza timer is done."``); missed:
-    ``"Your 5 minute timer finished while I was off."``."""
-    label = info.name.strip() or spoken_duration(info)
-    return f"Your {label} timer " + ("finished while I was off." if missed else "is done.")
-
-
-@dataclass(frozen=True)
-class TimerAlert:
-    """One ring of a timer (or the report of a missed one)."""
-
-    event: str
-    """``"timer_finished"`` or ``"timer_missed"``."""
-    timer: TimerInfo
-    text: str
-    """What is said."""
-    pcm: bytes
-    """int16 mono: the chime then the speech (the speech only for a missed timer)."""
-    rate: int
-    repeat: int = 0
-    """0 for the first ring, then 1, 2, ... while it keeps ringing."""
-    command: dict | None = None
-    """A delayed command: what running it gave (:func:`hub.act.delayed.run_command`), or
-    ``{"text", "done": False, "missed": True}`` when it was due while the hub was off."""
-
-    def to_json(self, audio: str | None) -> dict:
-        """The event line: ``{"event", "name", "duration_s", "audio", "id", "area", "text",
-        "repeat"}`` (``audio``: path of the written wav, or None), and ``command`` for a
-        delayed command (``{"text", "done", "intent", "response", "status", "actions"}``)."""
-        t = self.timer
-        line = {"event": self.event, "name": t.name or None, "duration_s": t.duration_s,
-                "audio": audio, "id": t.id, "area": t.area or None, "text": self.text,
-                "repeat": self.repeat}
-        if self.command is not None:
-            line["command"] = self.command
-        return line
 
 
 @dataclass
@@ -124,13 +63,18 @@ class TimerEvents:
         speak: ``text -> (pcm, rate)`` or None when speech cannot be made; None: chime only.
         clock: the same monotonic clock as ``timers``.
         run_command: ``TimerInfo -> dict``, runs a finished delayed command and describes
-            what it did (:func:`hub.act.delayed.run_command`); None: nothing runs it (the
+            what it did (:func:`hub.core.timers.run_command`); None: nothing runs it (the
             event's ``command`` says ``done: False``).
     """
 
-    def __init__(self, timers: Timers, settings, speak: Callable | None = None,
-                 clock: Callable[[], float] = time.monotonic,
-                 run_command: Callable[[TimerInfo], dict] | None = None) -> None:
+    def __init__(
+        self,
+        timers: Timers,
+        settings,
+        speak: Callable | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        run_command: Callable[[TimerInfo], dict] | None = None,
+    ) -> None:
         self.timers, self.settings, self._speak, self._clock = timers, settings, speak, clock
         self._run_command = run_command
         self._finished: list[Callable] = []
@@ -142,6 +86,8 @@ class TimerEvents:
         self._thread: threading.Thread | None = None
         self._closed = threading.Event()
         self._round = threading.Lock()
+        self.sources: list = []
+        """Other ringers polled every round (:class:`hub.act.alert_ring.AlertRinger`)."""
 
     # -- listeners ----------------------------------------------------------------------------
     def on_timer_finished(self, callback: Callable[[TimerAlert], object]) -> Callable:
@@ -162,30 +108,41 @@ class TimerEvents:
     @property
     def stop_armed(self) -> bool:
         """True while any timer rings."""
-        return bool(self.timers.ringing())
+        return bool(self.timers.ringing()) or any(s.ringing() for s in self.sources)
 
     # -- stopping -----------------------------------------------------------------------------
     def stop(self, area: str = "") -> list[TimerInfo]:
         """Stop the ringing timers (of ``area`` when given); returns them."""
         stopped = self.timers.stop_ringing(area)
         self._forget([t.id for t in stopped], stopped)
-        return stopped
+        others = [info for source in self.sources for info in source.stop(area)]
+        for info in others:
+            self._emit(self._stopped, info)
+        return stopped + others
 
     def stops_ringing(self, text: str) -> bool:
         """True when ``text`` is a stop word (:data:`STOP_WORDS`) and a timer rings now."""
         said = " ".join(text.lower().replace(",", " ").replace(".", " ").replace("!", " ").split())
-        return said in STOP_WORDS and bool(self.timers.ringing())
+        return said in STOP_WORDS and self.stop_armed
 
     def stop_request(self, text: str) -> dict | None:
         """A turn's state update when ``text`` is a stop word and a timer rings, else None.
 
-        The ringing stops at once; the answer is Home Assistant's "Timer cancelled".
+        The ringing stops at once; the answer is Home Assistant's "Timer cancelled" (None when
+        the ring ended meanwhile: nothing was cancelled, :mod:`hub.act.honest` answers).
         """
         if not self.stops_ringing(text):
             return None
-        self.stop()
-        return {"matches": [], "response": "Timer cancelled", "source": "rules",
-                "intent": "HassCancelTimer", "slots": {}}
+        timers = bool(self.timers.ringing())
+        if not self.stop():
+            return None
+        return {
+            "matches": [],
+            "response": "Timer cancelled" if timers else "Alarm stopped.",
+            "source": "rules",
+            "intent": "HassCancelTimer" if timers else "HubAlarmStop",
+            "slots": {},
+        }
 
     # -- one round ----------------------------------------------------------------------------
     def tick(self) -> list[TimerAlert]:
@@ -205,21 +162,32 @@ class TimerEvents:
                 self._ringing[info.id] = _Ring(info, now, now)
             alerts.append(self._alert("timer_finished", info, 0))
         alerts.extend(self._repeats(now))
+        for source in self.sources:
+            more, ended = source.tick()
+            alerts.extend(more)
+            for info in ended:
+                self._emit(self._stopped, info)
         for alert in alerts:
             self._emit(self._finished, alert)
         return alerts
 
     def _command(self, info: TimerInfo) -> TimerAlert:
         """Run a finished delayed command (once: the timer is gone already); its event."""
-        text = str(info.command.get("text") or "")
+        text = str((info.command or {}).get("text") or "")
         result = {"text": text, "done": False}
         if self._run_command is not None:
             try:
                 result = self._run_command(info)
-            except Exception:  # noqa: BLE001 - the ringing of other timers goes on
+            except Exception:
                 log.exception("delayed command %r failed", text)
-        return TimerAlert("timer_finished", replace(info, total_seconds_left=0), "", b"",
-                          CHIME_RATE, command=result)
+        return TimerAlert(
+            "timer_finished",
+            replace(info, total_seconds_left=0),
+            "",
+            b"",
+            CHIME_RATE,
+            command=result,
+        )
 
     def _repeats(self, now: float) -> list[TimerAlert]:
         """Repeat rings that are due; stop the ones that rang out or were cancelled."""
@@ -255,7 +223,7 @@ class TimerEvents:
         for callback in callbacks:
             try:
                 callback(value)
-            except Exception:  # noqa: BLE001 - one broken listener must not stop the ringing
+            except Exception:
                 log.exception("timer listener failed")
 
     # -- audio --------------------------------------------------------------------------------
@@ -277,7 +245,7 @@ class TimerEvents:
             return None
         try:
             return self._speak(text)
-        except Exception as exc:  # noqa: BLE001 - the chime alone still rings
+        except Exception as exc:
             log.warning("timer speech not synthesized: %s", getattr(exc, "message", exc))
             return None
 
@@ -286,21 +254,23 @@ class TimerEvents:
         if event == "timer_missed":
             text = alert_text(info, missed=True)
             if info.command is not None:
-                from hub.act.delayed import missed_text
-
                 text = missed_text(info)
-                command = {"text": str(info.command.get("text") or ""), "done": False,
-                           "missed": True}
+                command = {
+                    "text": str(info.command.get("text") or ""),
+                    "done": False,
+                    "missed": True,
+                }
             speech = self._say(text)
             pcm, rate = speech if speech else (b"", CHIME_RATE)
         else:
             text = alert_text(info)
             pcm, rate = self.prepare(info)
-        return TimerAlert(event, replace(info, total_seconds_left=0), text, pcm, rate, repeat,
-                          command=command)
+        return TimerAlert(
+            event, replace(info, total_seconds_left=0), text, pcm, rate, repeat, command=command
+        )
 
     # -- the thread ---------------------------------------------------------------------------
-    def start(self) -> "TimerEvents":
+    def start(self) -> TimerEvents:
         """Run :meth:`tick` on a daemon thread until :meth:`close`; returns self."""
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="hub-timers", daemon=True)
@@ -327,7 +297,7 @@ class TimerEvents:
                     if info.command is None:
                         self.prepare(info)  # before it is due, so it rings on time
                 self.tick()
-            except Exception:  # noqa: BLE001 - the thread must survive a bad round
+            except Exception:
                 log.exception("timer round failed")
             with self.timers.changed:
                 if not self._closed.is_set():
@@ -336,7 +306,8 @@ class TimerEvents:
     def _sleep_s(self) -> float:
         due = self.timers.next_due_in()
         waits = [MAX_WAIT_S] + ([due] if due is not None else [])
-        if self._ringing:
+        waits += [d for d in (s.next_due_in() for s in self.sources) if d is not None]
+        if self._ringing or any(s.ringing() for s in self.sources):
             waits.append(0.1)
         return max(0.01, min(waits))
 
@@ -353,29 +324,3 @@ class TimerEvents:
             time.sleep(poll_s)
         with self._round:  # a round that took a timer is over: its listeners were called
             pass
-
-
-def make_timer_events(hub) -> TimerEvents:
-    """The timers and events of ``hub`` (a :class:`hub.core.hub.Hub`): timers kept in its
-    store (restored now; missed ones queued for the first tick), alert speech by its TTS,
-    delayed commands run as its turns (:mod:`hub.act.delayed`)."""
-    from hub.store.db import stored_timers
-
-    store = hub.store
-    persist = (lambda records: stored_timers(store, records)) if store is not None else None
-    timers = Timers(persist=persist)
-    from hub.act.delayed import run_command
-
-    events = TimerEvents(timers, hub.settings.timers, speak=lambda text: _synthesize(hub, text),
-                         run_command=lambda info: run_command(hub, info))
-    if store is not None:
-        events.report_missed(timers.restore(stored_timers(store),
-                                            late_command_s=hub.settings.timers.late_command_s))
-    return events
-
-
-def _synthesize(hub, text: str) -> tuple[bytes, int] | None:
-    """``text`` spoken by the hub's voice: ``(pcm, rate)``; raises HubError when TTS is down."""
-    tts = hub.engines.tts()
-    chunks = list(tts.synthesize(text))
-    return (b"".join(c.pcm for c in chunks), chunks[0].rate if chunks else tts.rate)

@@ -12,7 +12,8 @@ from datetime import datetime
 
 from hub.act.common import Context, Outcome, failed, refuse, reply, targets_of
 from hub.act.responses import number_text, render
-from hub.intents.rules import IntentMatch
+from hub.intents.delay import in_words
+from hub.intents.match import IntentMatch
 
 
 def _state_key(match: IntentMatch) -> str:
@@ -28,7 +29,11 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     """HassGetState: "Yes" / "No, unlocked" / "Outdoor humidity is 64 %" / "Yes, A and B".
 
     With a ``state`` slot, targets whose state equals it are the matched ones; with an
-    ``attribute`` slot, the first target's attribute is the answer.
+    ``attribute`` slot, the first target's attribute is the answer. A target whose state is
+    not known now (``unavailable``/``unknown``: offline, or its link down) is never answered
+    from: "Sorry, I can't check the Kitchen Light right now" (BC-42; Home Assistant's English
+    templates have no wording for it and would say "No, unavailable"), unless another target
+    already makes it a "yes".
     """
     targets = targets_of(ctx, match)
     if not targets.ok:
@@ -36,18 +41,39 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     if match.slots.get("attribute"):
         return _attribute(ctx, match, targets.entities[0])
     wanted = match.slots.get("state")
-    matched, unmatched = [], []
+    matched: list[dict] = []
+    unmatched: list[dict] = []
+    unknown = [n for n in targets.entities if _unknown(ctx.home.state(n))]
     for name in targets.entities:
+        if name in unknown:
+            continue
         view = ctx.view(name)
         same = wanted is None or str(view["state"]).casefold() == str(wanted).casefold()
         (matched if same else unmatched).append(view)
+    if unknown and not (wanted is not None and matched):  # only a found "yes" is sure
+        return refuse("cant_check", entity=_joined(unknown))
     first = (matched or unmatched)[0]
     query = {"matched": matched, "unmatched": unmatched}
     return Outcome(render(match.intent, _state_key(match), match.slots, first, query))
 
 
+NOT_KNOWN = frozenset({"unavailable", "unknown"})
+"""States that say nothing about the device (Home Assistant's ``STATE_UNAVAILABLE`` /
+``STATE_UNKNOWN``; also what the hub sets while its link to the device is down, BC-42)."""
+
+
+def _unknown(state: str | None) -> bool:
+    return state is None or str(state).casefold() in NOT_KNOWN
+
+
+def _joined(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:
     """The value of the ``attribute`` slot on entity ``name``."""
+    if ctx.home.state(name) == "unavailable":  # its attributes are as old as its state
+        return refuse("cant_check", entity=name)
     key = str(match.slots["attribute"]).strip().lower().replace(" ", "_")
     attributes = ctx.home.attributes(name)
     if key not in attributes:
@@ -55,8 +81,9 @@ def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:
     value = number_text(attributes[key])
     unit = attributes.get("unit_of_measurement") if key != "unit_of_measurement" else None
     slots = {**match.slots, "name": name, "attribute": key}
-    text = render(match.intent, "attribute", slots, ctx.view(name),
-                  value=f"{value} {unit}" if unit else value)
+    text = render(
+        match.intent, "attribute", slots, ctx.view(name), value=f"{value} {unit}" if unit else value
+    )
     return Outcome(text)
 
 
@@ -76,6 +103,8 @@ def get_temperature(ctx: Context, match: IntentMatch) -> Outcome:
     if not targets.ok:
         return failed(targets)
     view = ctx.view(targets.entities[0])
+    if view["state"] == "unavailable":
+        return refuse("cant_check", entity=view["name"])
     current = view["attributes"].get("current_temperature")
     if isinstance(current, float) and current.is_integer():
         view["attributes"]["current_temperature"] = int(current)
@@ -106,8 +135,6 @@ def later(ctx: Context, match: IntentMatch) -> Outcome:
     state later, a timer later) is not known: "Sorry, I only know how things are now, not in
     10 minutes.". Nothing is delayed and nothing changes.
     """
-    from hub.intents.delay import in_words
-
     seconds = int(match.slots.get("later_s") or 0)
     words = in_words({"duration_s": seconds})
     when = datetime.fromtimestamp(ctx.clock() + seconds, ctx.tz)

@@ -11,6 +11,12 @@ text spoken, ``"5"``), ``state`` (one entity: ``entity_id``, ``name``, ``domain`
 ``state_with_unit``, ``attributes``), ``query`` (``matched``/``unmatched`` lists of such
 entities), and the function ``state_attr(entity_id, attribute)``. Output whitespace is
 collapsed to single spaces. Rendering never raises: a broken template gives "".
+
+A value that is None is never said as "None": Home Assistant's turn on/off ``default``
+says ``translations.get(state.domain)``, None for a domain it has no word for (and
+HassTurnOff has no ``script`` key: "Turned off None." for a script). Such a render falls back
+to the intent's ``named`` template of ``responses.toml`` ("Turned off {{ state.name }}"),
+which says the entity's name; without one, the None is left out (one WARNING).
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ import functools
 import logging
 import tomllib
 from pathlib import Path
+
+from home_assistant_intents import get_intents
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 log = logging.getLogger("hub.act")
 
@@ -30,19 +39,36 @@ _DURATION_SLOTS = ("hours", "minutes", "seconds")
 
 @functools.lru_cache(maxsize=1)
 def _environment():
-    """The one sandboxed Jinja environment (templates cannot change or reach anything)."""
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    """The one sandboxed Jinja environment (templates cannot change or reach anything); a
+    None value is output as :data:`_NONE` (see the module doc)."""
+    return ImmutableSandboxedEnvironment(autoescape=False, finalize=_finalize)
 
-    return ImmutableSandboxedEnvironment(autoescape=False)
+
+_NONE = "\x00None\x00"
+"""What a None value renders as, to be found and never said."""
+
+
+def _finalize(value):
+    return _NONE if value is None else value
+
+
+def english_intents() -> dict:
+    """home-assistant-intents' English data (``get_intents("en")``: sentences, responses).
+
+    Raises:
+        RuntimeError: the installed package has no English data (a broken install).
+    """
+    data = get_intents("en")
+    if data is None:
+        raise RuntimeError("home-assistant-intents has no English data (reinstall it)")
+    return data
 
 
 @functools.lru_cache(maxsize=1)
 def _templates() -> dict:
     """``{"intents": {intent: {key: text}}, "errors": {key: text}}``: HA's over ours."""
-    from home_assistant_intents import get_intents
-
     ours = tomllib.loads(ADDITIONS_FILE.read_text(encoding="utf-8"))
-    theirs = get_intents("en")["responses"]
+    theirs = english_intents()["responses"]
     intents = {name: dict(keys) for name, keys in ours.get("intents", {}).items()}
     for name, keys in theirs["intents"].items():
         intents.setdefault(name, {}).update(keys)
@@ -65,7 +91,21 @@ def normalize(text: str) -> str:
 
 
 def render_text(text: str, **context) -> str:
-    """Render one template ``text`` in the sandbox with ``context``; "" when it fails."""
+    """Render one template ``text`` in the sandbox with ``context``; "" when it fails. A value
+    that is None is left out (logged), never said as "None"."""
+    return _said(_render(text, context), text)
+
+
+def _said(rendered: str, text: str) -> str:
+    """``rendered`` (of template ``text``) with a None value left out, and logged."""
+    if _NONE in rendered:
+        log.warning("response template said None: %r", text[-60:])
+        rendered = normalize(rendered.replace(_NONE, " "))
+    return rendered
+
+
+def _render(text: str, context: dict) -> str:
+    """The template ``text`` rendered, a None value as :data:`_NONE`; "" when it fails."""
     template = _compiled(text)
     if template is None:
         return ""
@@ -86,8 +126,9 @@ def has_template(intent: str, key: str) -> bool:
     return template(intent, key) is not None
 
 
-def render(intent: str, key: str = "default", slots: dict | None = None, state=None,
-           query=None, **extra) -> str:
+def render(
+    intent: str, key: str = "default", slots: dict | None = None, state=None, query=None, **extra
+) -> str:
     """The response of ``intent`` for ``key`` (falling back to ``default``), rendered.
 
     Args:
@@ -96,15 +137,25 @@ def render(intent: str, key: str = "default", slots: dict | None = None, state=N
         query: ``{"matched": [...], "unmatched": [...]}`` entity views, or None.
         extra: further template variables (e.g. ``value`` for attribute answers).
 
-    Returns "" when the intent has no such template (HassNevermind's is "").
+    Returns "" when the intent has no such template (HassNevermind's is ""). A render that
+    would say "None" is the intent's ``named`` template instead, when it has one.
     """
     text = template(intent, key)
     if text is None:
         text = template(intent, "default") or ""
     views = {"state": state, "query": query or {"matched": [], "unmatched": []}}
     by_id = {v["entity_id"]: v for v in _views(state, query)}
-    return render_text(text, slots=_spoken(slots or {}), state_attr=_state_attr(by_id),
-                       **views, **extra)
+    context = {
+        "slots": _spoken(slots or {}),
+        "state_attr": _state_attr(by_id),
+        **views,
+        **extra,
+    }
+    said = _render(text, context)
+    named = template(intent, "named") if _NONE in said else None
+    if named is not None:  # HA has no word for this domain: the entity's own name
+        text, said = named, _render(named, context)
+    return _said(said, text)
 
 
 def error_text(key: str, **args) -> str:
@@ -116,9 +167,14 @@ def error_text(key: str, **args) -> str:
 
 def entity_view(entity, state: str | None, attributes: dict) -> dict:
     """The ``state`` object templates see for one home entity (Home Assistant's fields)."""
-    return {"entity_id": f"{entity.domain}.{entity.name}", "name": entity.name,
-            "domain": entity.domain, "state": state, "attributes": dict(attributes),
-            "state_with_unit": state_with_unit(state, attributes)}
+    return {
+        "entity_id": f"{entity.domain}.{entity.name}",
+        "name": entity.name,
+        "domain": entity.domain,
+        "state": state,
+        "attributes": dict(attributes),
+        "state_with_unit": state_with_unit(state, attributes),
+    }
 
 
 def state_with_unit(state, attributes: dict) -> str:
@@ -155,7 +211,9 @@ def _views(state, query) -> list[dict]:
 
 def _state_attr(by_id: dict):
     """Home Assistant's ``state_attr(entity_id, name)`` over the entities in the context."""
+
     def state_attr(entity_id, name):
         view = by_id.get(entity_id)
         return None if view is None else view["attributes"].get(name)
+
     return state_attr

@@ -1,6 +1,6 @@
 """Timer events for the line-oriented commands (``hub ask -``, ``hub replay``).
 
-A finished timer prints one JSON line (:meth:`hub.act.notifier.TimerAlert.to_json`) with its
+A finished timer prints one JSON line (:meth:`hub.act.timer_alert.TimerAlert.to_json`) with its
 alert written as ``DIR/timer-<id>.wav``; only the first ring is printed (the repeats are for a
 speaker). At the end of the input the command waits for timers that are up within
 ``[timers] exit_grace_s`` (:func:`finish`); longer ones stay in the store for the next start.
@@ -8,30 +8,18 @@ speaker). At the end of the input the command waits for timers that are up withi
 
 from __future__ import annotations
 
-import os
-import wave
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-
-def write_wav(path: Path, pcm: bytes, rate: int) -> str:
-    """Write int16 mono ``pcm`` at ``rate`` Hz to ``path`` atomically; returns the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".wav.part")
-    with wave.open(str(tmp), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(pcm)
-    os.replace(tmp, path)
-    return str(path)
+from hub.audio.wav import write_wav_atomic
+from hub.paths import cache_dir
 
 
-def print_events(hub, out_dir: Path | None, emit: Callable[[dict], None]) -> None:
-    """Print ``hub``'s timer events with ``emit(dict)``, their audio in ``out_dir`` (default:
-    the cache folder's ``timers``), and start the timer thread."""
-    from hub.paths import cache_dir
-
+def print_events(events, out_dir: Path | None, emit: Callable[[dict], None]) -> None:
+    """Print the timer events of ``events`` (:class:`hub.act.notifier.TimerEvents`) with
+    ``emit(dict)``, their audio in ``out_dir`` (default: the cache folder's ``timers``), and
+    start the timer thread."""
     folder = Path(out_dir) if out_dir is not None else cache_dir() / "timers"
 
     def show(alert) -> None:
@@ -41,17 +29,17 @@ def print_events(hub, out_dir: Path | None, emit: Callable[[dict], None]) -> Non
         if alert.pcm:
             name = f"{alert.event.replace('_', '-')}-{alert.timer.id}.wav"
             try:
-                audio = write_wav(folder / name, alert.pcm, alert.rate)
+                audio = write_wav_atomic(alert.pcm, alert.rate, folder / name)
             except OSError as exc:
-                print(f"hub: timer alert not written: {exc}", flush=True,
-                      file=__import__("sys").stderr)
+                print(f"hub: timer alert not written: {exc}", flush=True, file=sys.stderr)
         emit(alert.to_json(audio))
 
-    hub.events.on_timer_finished(show)
-    hub.events.start()
+    events.on_timer_finished(show)
+    events.start()
 
 
-def finish(hub) -> None:
-    """Wait for timers up within ``[timers] exit_grace_s``, then stop the timer thread."""
-    hub.events.wait_for_due(hub.settings.timers.exit_grace_s)
-    hub.events.close()
+def finish(events, grace_s: float) -> None:
+    """Wait for timers up within ``grace_s`` (``[timers] exit_grace_s``), then stop the timer
+    thread of ``events``."""
+    events.wait_for_due(grace_s)
+    events.close()

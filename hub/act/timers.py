@@ -21,70 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from hub.errors import HubError
-
-
-class TimerError(HubError):
-    """A timer command could not be applied; ``key`` is Home Assistant's error key."""
-
-    kind = "bad_input"
-
-    def __init__(self, key: str) -> None:
-        super().__init__(key, node="act")
-        self.key = key
-
-
-@dataclass(frozen=True)
-class TimerInfo:
-    """A timer as the status template sees it (Home Assistant's status fields).
-
-    Times are seconds; ``start_*`` is the duration as it was asked for.
-    """
-
-    id: str
-    name: str
-    area: str
-    start_hours: int
-    start_minutes: int
-    start_seconds: int
-    is_active: bool
-    total_seconds_left: int
-    is_ringing: bool = False
-    """True once its time is up, until it is stopped or cancelled."""
-    command: dict | None = None
-    """A command to run when it finishes (a delayed command), instead of ringing."""
-
-    @property
-    def duration_s(self) -> int:
-        """The duration it was started with, in seconds."""
-        return self.start_hours * 3600 + self.start_minutes * 60 + self.start_seconds
-
-    @property
-    def rounded_left(self) -> tuple[int, int, int]:
-        """Hours, minutes, seconds left at speaking precision (:func:`round_time`)."""
-        return round_time(self.total_seconds_left)
-
-
-def round_time(total_s: int) -> tuple[int, int, int]:
-    """Split seconds into (hours, minutes, seconds) at a lower precision for speech.
-
-    Home Assistant's ``_round_time``: with hours left, seconds are dropped; with minutes left,
-    seconds go down to a multiple of 10; under a minute they are exact.
-    """
-    minutes, seconds = divmod(max(0, int(total_s)), 60)
-    hours, minutes = divmod(minutes, 60)
-    if hours:
-        seconds = 0
-    elif minutes:
-        seconds -= seconds % 10
-    return hours, minutes, seconds
-
-
-def split_duration(total_s: int) -> tuple[int, int, int]:
-    """Exact (hours, minutes, seconds) of ``total_s`` seconds."""
-    minutes, seconds = divmod(max(0, int(total_s)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return hours, minutes, seconds
+from hub.act.timer_info import TimerError, TimerInfo, split_duration
 
 
 @dataclass
@@ -106,9 +43,12 @@ class Timers:
             table); None keeps timers in memory only.
     """
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time,
-                 persist: Callable[[list[dict]], object] | None = None) -> None:
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        persist: Callable[[list[dict]], object] | None = None,
+    ) -> None:
         self._clock, self._wall, self._persist = clock, wall, persist
         self._lock = threading.RLock()
         self._timers: dict[str, _Timer] = {}
@@ -116,9 +56,14 @@ class Timers:
         self.changed = threading.Condition(self._lock)
         """Notified after every change (the notifier's thread waits on it)."""
 
-    def start(self, seconds: int, name: str = "", area: str = "",
-              start: tuple[int, int, int] | None = None, command: dict | None = None
-              ) -> TimerInfo:
+    def start(
+        self,
+        seconds: int,
+        name: str = "",
+        area: str = "",
+        start: tuple[int, int, int] | None = None,
+        command: dict | None = None,
+    ) -> TimerInfo:
         """Start a timer of ``seconds``; ``start`` is the (h, m, s) as spoken; ``command``
         (JSON-able) makes it a delayed command: it is handed over when the time is up.
 
@@ -129,25 +74,38 @@ class Timers:
             raise TimerError("invalid_duration")
         hours, minutes, secs = start or split_duration(seconds)
         with self._lock:
-            info = TimerInfo(f"timer-{next(self._ids)}", name or "", area or "", hours,
-                             minutes, secs, True, int(seconds), command=command)
+            info = TimerInfo(
+                f"timer-{next(self._ids)}",
+                name or "",
+                area or "",
+                hours,
+                minutes,
+                secs,
+                True,
+                int(seconds),
+                command=command,
+            )
             self._timers[info.id] = _Timer(info, self._clock() + seconds, float(seconds))
             self._changed()
         return info
 
-    def status(self, name: str = "", area: str = "", start_s: int | None = None,
-               ringing: bool = False) -> list[TimerInfo]:
+    def status(
+        self, name: str = "", area: str = "", start_s: int | None = None, ringing: bool = False
+    ) -> list[TimerInfo]:
         """Timers (active and paused; ringing ones too with ``ringing``) matching the
         filters, soonest first."""
         with self._lock:
             infos = [self._info(t) for t in self._timers.values()]
-        found = [i for i in infos if _fits(i, name, area, start_s)
-                 and (ringing or not i.is_ringing)]
-        return sorted(found, key=lambda i: (not i.is_ringing, not i.is_active,
-                                            i.total_seconds_left))
+        found = [
+            i for i in infos if _fits(i, name, area, start_s) and (ringing or not i.is_ringing)
+        ]
+        return sorted(
+            found, key=lambda i: (not i.is_ringing, not i.is_active, i.total_seconds_left)
+        )
 
-    def find_one(self, name: str = "", area: str = "", start_s: int | None = None,
-                 active: bool | None = None) -> TimerInfo:
+    def find_one(
+        self, name: str = "", area: str = "", start_s: int | None = None, active: bool | None = None
+    ) -> TimerInfo:
         """The one timer matching the filters (``active``: only running / only paused).
 
         With ``active`` None (cancel), ringing timers count, and one ringing timer is the
@@ -158,8 +116,13 @@ class Timers:
         """
         every = self.status(name, area, start_s, ringing=active is None)
         ringing = [i for i in every if i.is_ringing]
-        found = ringing if len(ringing) == 1 else [
-            i for i in every if active is None or (i.is_active == active and not i.is_ringing)]
+        found = (
+            ringing
+            if len(ringing) == 1
+            else [
+                i for i in every if active is None or (i.is_active == active and not i.is_ringing)
+            ]
+        )
         if not found:
             raise TimerError("timer_not_found")
         if len(found) > 1:
@@ -224,9 +187,14 @@ class Timers:
         """
         with self._lock:
             now = self._clock()
-            due = sorted((t for t in self._timers.values() if t.info.is_active
-                          and not t.info.is_ringing and t.end_at <= now),
-                         key=lambda t: t.end_at)
+            due = sorted(
+                (
+                    t
+                    for t in self._timers.values()
+                    if t.info.is_active and not t.info.is_ringing and t.end_at <= now
+                ),
+                key=lambda t: t.end_at,
+            )
             for timer in due:
                 timer.info = replace(timer.info, is_ringing=True, is_active=False)
                 timer.left = 0.0
@@ -243,9 +211,13 @@ class Timers:
     def stop_ringing(self, area: str = "", timer_id: str = "") -> list[TimerInfo]:
         """Stop (remove) the ringing timers, of ``area`` or the one ``timer_id`` when given."""
         with self._lock:
-            done = [t for t in self._timers.values() if t.info.is_ringing
-                    and (not area or t.info.area == area)
-                    and (not timer_id or t.info.id == timer_id)]
+            done = [
+                t
+                for t in self._timers.values()
+                if t.info.is_ringing
+                and (not area or t.info.area == area)
+                and (not timer_id or t.info.id == timer_id)
+            ]
             for timer in done:
                 del self._timers[timer.info.id]
             if done:
@@ -255,8 +227,11 @@ class Timers:
     def next_due_in(self) -> float | None:
         """Seconds until the next running timer is up (0 when overdue), None when none runs."""
         with self._lock:
-            ends = [t.end_at for t in self._timers.values()
-                    if t.info.is_active and not t.info.is_ringing]
+            ends = [
+                t.end_at
+                for t in self._timers.values()
+                if t.info.is_active and not t.info.is_ringing
+            ]
             return max(0.0, min(ends) - self._clock()) if ends else None
 
     # -- persistence ------------------------------------------------------------------------
@@ -298,7 +273,7 @@ class Timers:
         if self._persist is not None:
             try:
                 self._persist(self.records())
-            except Exception as exc:  # noqa: BLE001 - a broken store must not stop a timer
+            except Exception as exc:
                 logging.getLogger(__name__).warning("timers not stored: %s", exc)
         self.changed.notify_all()
 
@@ -324,10 +299,16 @@ class Timers:
 def _record(timer: _Timer, now: float, wall: float) -> dict:
     info = timer.info
     state = "ringing" if info.is_ringing else "active" if info.is_active else "paused"
-    return {"id": info.id, "name": info.name, "area": info.area,
-            "start": [info.start_hours, info.start_minutes, info.start_seconds],
-            "state": state, "ends_at": wall + (timer.end_at - now) if info.is_active else None,
-            "left_s": timer.left, "command": info.command}
+    return {
+        "id": info.id,
+        "name": info.name,
+        "area": info.area,
+        "start": [info.start_hours, info.start_minutes, info.start_seconds],
+        "state": state,
+        "ends_at": wall + (timer.end_at - now) if info.is_active else None,
+        "left_s": timer.left,
+        "command": info.command,
+    }
 
 
 def _from_record(rec: dict, now: float, wall: float) -> _Timer | None:
@@ -338,8 +319,17 @@ def _from_record(rec: dict, now: float, wall: float) -> _Timer | None:
             return None
         active = state == "active"
         left = float(rec["ends_at"]) - wall if active else float(rec["left_s"])
-        info = TimerInfo(str(rec["id"]), str(rec.get("name") or ""), str(rec.get("area") or ""),
-                         h, m, s, active, max(0, int(round(left))), command=rec.get("command"))
+        info = TimerInfo(
+            str(rec["id"]),
+            str(rec.get("name") or ""),
+            str(rec.get("area") or ""),
+            h,
+            m,
+            s,
+            active,
+            max(0, int(round(left))),
+            command=rec.get("command"),
+        )
     except (KeyError, TypeError, ValueError):
         logging.getLogger(__name__).warning("stored timer skipped: %r", rec)
         return None

@@ -17,18 +17,35 @@ or refused with Home Assistant's error text at once.
 
 from __future__ import annotations
 
+import dataclasses
+
 from hub.act.common import Context, Outcome, action, failed, refuse, targets_of
 from hub.act.responses import render
 from hub.act.timers import TimerError, TimerInfo
-from hub.intents.rules import INTENT_DOMAINS, IntentMatch, duration_s
+from hub.intents.match import INTENT_DOMAINS, IntentMatch, duration_s
+
+
+def in_area(match: IntentMatch, area: str | None) -> IntentMatch:
+    """``match`` with the conversation's ``area`` as its ``area`` slot when it starts a timer
+    without one (a timer set on a satellite rings on that satellite's area), else ``match``."""
+    if match.intent != "HassStartTimer" or not area or match.slots.get("area"):
+        return match
+    return dataclasses.replace(
+        match,
+        slots={**match.slots, "area": area},
+        context_slots=tuple(match.context_slots) + ("area",),
+    )
 
 
 def _filters(match: IntentMatch) -> dict:
     """Timer filters from the slots: name, area, start duration in seconds."""
     slots = match.slots
     has_start = any(f"start_{k}" in slots for k in ("hours", "minutes", "seconds"))
-    return {"name": str(slots.get("name", "") or ""), "area": str(slots.get("area", "") or ""),
-            "start_s": duration_s(slots, "start_") if has_start else None}
+    return {
+        "name": str(slots.get("name", "") or ""),
+        "area": str(slots.get("area", "") or ""),
+        "start_s": duration_s(slots, "start_") if has_start else None,
+    }
 
 
 def _seconds(match: IntentMatch) -> int:
@@ -53,7 +70,7 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     inner = match.command
     if command and inner is None:  # never checked (hub.intents.delay): not set, not run later
         return refuse("no_command")
-    if command and inner.intent in INTENT_DOMAINS:
+    if command and inner is not None and inner.intent in INTENT_DOMAINS:
         targets = targets_of(ctx, inner)  # a command that cannot run is refused now, not later
         if not targets.ok:
             return failed(targets)
@@ -62,9 +79,13 @@ def start(ctx: Context, match: IntentMatch) -> Outcome:
     area = match.slots.get("area") or ctx.home.satellite_area
     name = str(match.slots.get("name", "") or "")
     if command:  # a delayed command, run as a turn when the time is up (hub.act.delayed)
-        info = ctx.timers.start(seconds, name, area, spoken,
-                                command={"text": command, "area": area or "",
-                                         "confirmed": _confirmed(ctx, match)})
+        info = ctx.timers.start(
+            seconds,
+            name,
+            area,
+            spoken,
+            command={"text": command, "area": area or "", "confirmed": _confirmed(ctx, match)},
+        )
     else:
         info = ctx.timers.start(seconds, name, area, spoken)
     slots = match.slots if spoken else {**match.slots, **_hms(seconds)}
@@ -89,11 +110,13 @@ def _confirmed(ctx: Context, match: IntentMatch) -> list[str]:
 def _one(ctx: Context, match: IntentMatch, service: str, active=None) -> Outcome:
     """Cancel, pause or resume the one timer the command names."""
     info = ctx.timers.find_one(active=active, **_filters(match))
-    do = {"cancel": ctx.timers.cancel, "pause": ctx.timers.pause,
-          "unpause": ctx.timers.resume}[service]
+    do = {"cancel": ctx.timers.cancel, "pause": ctx.timers.pause, "unpause": ctx.timers.resume}[
+        service
+    ]
     do(info.id)
-    return Outcome(render(match.intent, "default", match.slots),
-                   (action(info.id, "timer", service),))
+    return Outcome(
+        render(match.intent, "default", match.slots), (action(info.id, "timer", service),)
+    )
 
 
 def cancel(ctx: Context, match: IntentMatch) -> Outcome:
@@ -120,8 +143,10 @@ def change(ctx: Context, match: IntentMatch) -> Outcome:
     sign = 1 if match.intent == "HassIncreaseTimer" else -1
     ctx.timers.add(info.id, sign * seconds)
     service = "increase" if sign > 0 else "decrease"
-    return Outcome(render(match.intent, "default", match.slots),
-                   (action(info.id, "timer", service, seconds=seconds),))
+    return Outcome(
+        render(match.intent, "default", match.slots),
+        (action(info.id, "timer", service, seconds=seconds),),
+    )
 
 
 def cancel_every(ctx: Context, match: IntentMatch) -> Outcome:
@@ -130,18 +155,27 @@ def cancel_every(ctx: Context, match: IntentMatch) -> Outcome:
     ids = [t.id for t in ctx.timers.status(area=area)]
     count = ctx.timers.cancel_all(area)
     slots = {**match.slots, "canceled": count}
-    return Outcome(render(match.intent, "area" if area else "default", slots),
-                   tuple(action(i, "timer", "cancel") for i in ids))
+    return Outcome(
+        render(match.intent, "area" if area else "default", slots),
+        tuple(action(i, "timer", "cancel") for i in ids),
+    )
 
 
 def timer_view(info: TimerInfo) -> dict:
     """A timer as HassTimerStatus's template sees it (Home Assistant's field names)."""
     hours, minutes, seconds = info.rounded_left
-    return {"name": info.name, "area": info.area, "is_active": info.is_active,
-            "total_seconds_left": info.total_seconds_left, "start_hours": info.start_hours,
-            "start_minutes": info.start_minutes, "start_seconds": info.start_seconds,
-            "rounded_hours_left": hours, "rounded_minutes_left": minutes,
-            "rounded_seconds_left": seconds}
+    return {
+        "name": info.name,
+        "area": info.area,
+        "is_active": info.is_active,
+        "total_seconds_left": info.total_seconds_left,
+        "start_hours": info.start_hours,
+        "start_minutes": info.start_minutes,
+        "start_seconds": info.start_seconds,
+        "rounded_hours_left": hours,
+        "rounded_minutes_left": minutes,
+        "rounded_seconds_left": seconds,
+    }
 
 
 def status_text(timers: list[TimerInfo]) -> str:

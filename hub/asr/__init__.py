@@ -5,13 +5,21 @@ Public API: :class:`Transcript`, :class:`AsrStream`, :class:`AsrEngine`, :func:`
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 from pathlib import Path
 
 from hub.asr.base import AsrEngine, AsrStream, Transcript
 from hub.errors import FatalError, HubError
 
-__all__ = ["AsrEngine", "AsrStream", "Transcript", "make_asr_engine", "installed_vosk_model"]
+__all__ = [
+    "AsrEngine",
+    "AsrStream",
+    "Transcript",
+    "make_asr_engine",
+    "installed_vosk_model",
+    "make_second_engine",
+]
 
 _LOG = logging.getLogger(__name__)
 
@@ -22,6 +30,7 @@ VOSK_MODEL_NAME = "vosk-en-small"
 
 def installed_vosk_model(settings) -> Path | None:
     """``settings.vosk_model`` if set, else the installed ``vosk-en-small``, else None."""
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.models.install import installed_path
 
     if settings.vosk_model:
@@ -52,8 +61,11 @@ def make_asr_engine(settings, home, *, cache_dir: Path | None = None) -> AsrEngi
     if settings.engine in ("auto", "vosk"):
         path = installed_vosk_model(settings)
         if path is None and settings.engine == "vosk":
-            raise FatalError("asr.engine is vosk but no Vosk model is installed (run `hub models"
-                             f" fetch {VOSK_MODEL_NAME}` or set asr.vosk_model)", node="asr")
+            raise FatalError(
+                "asr.engine is vosk but no Vosk model is installed (run `hub models"
+                f" fetch {VOSK_MODEL_NAME}` or set asr.vosk_model)",
+                node="asr",
+            )
         if path is not None:
             try:
                 return _vosk(settings, path, vocab)
@@ -61,20 +73,43 @@ def make_asr_engine(settings, home, *, cache_dir: Path | None = None) -> AsrEngi
                 if settings.engine == "vosk":
                     raise
                 _LOG.warning("Vosk failed to load (%s); falling back to PocketSphinx", exc.message)
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.asr.pocketsphinx_engine import PocketSphinxEngine
 
     return PocketSphinxEngine(settings, vocab)
 
 
+def make_second_engine(settings, home):
+    """The open-vocabulary second recognizer: Whisper (faster-whisper) biased with the home's
+    names (:func:`hub.asr.whisper_prompt.initial_prompt`). Nothing is loaded here: the model
+    is loaded on its first use and freed after ``settings.whisper_keep_loaded_s`` idle.
+
+    Raises:
+        FatalError: faster-whisper is not installed.
+    """
+    # lazy: an engine's module (and its library) loads only when the engine is built
+    from hub.asr.whisper_engine import WhisperEngine
+    from hub.asr.whisper_prompt import initial_prompt, names_in_prompt
+
+    if importlib.util.find_spec("faster_whisper") is None:
+        raise FatalError(
+            "faster-whisper is not installed (pip install faster-whisper)", node="asr2"
+        )
+    _LOG.info("second pass prompt holds %d of the home's names", names_in_prompt(home))
+    return WhisperEngine(settings, initial_prompt(home))
+
+
 def _vocab(settings, home, cache_dir):
     if not settings.restrict:
         return None
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.asr.vocab import build_vocab
 
     return build_vocab(home, cache_dir)
 
 
 def _vosk(settings, path: Path, vocab):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.asr.vosk_engine import VoskEngine
 
     return VoskEngine(settings, path, vocab)

@@ -17,9 +17,6 @@ import numpy as np
 
 from hub.errors import BadInputError, TimeoutError_
 
-SAMPLE_RATE = 16000
-"""The only rate the engines are fed (Hz)."""
-
 FRAME_SAMPLES = 1600
 """Samples per frame fed by :func:`transcribe_samples` (100 ms; cancel is checked per frame)."""
 
@@ -47,10 +44,15 @@ class Transcript:
     """When ``rejected``: what the grammar read in the rejected speech ("" if nothing). Only
     a harmless reply the turn expects may use it (a stop word while a timer rings)."""
 
-    def taken_as_said(self) -> "Transcript":
+    def taken_as_said(self) -> Transcript:
         """This transcript with its rejected reading accepted (see :attr:`rejected_text`)."""
-        return dataclasses.replace(self, text=self.rejected_text, rejected=False,
-                                   alternatives=(self.rejected_text,), rejected_text="")
+        return dataclasses.replace(
+            self,
+            text=self.rejected_text,
+            rejected=False,
+            alternatives=(self.rejected_text,),
+            rejected_text="",
+        )
 
 
 @dataclass(frozen=True)
@@ -88,13 +90,14 @@ class AsrEngine(Protocol):
 
     def stream(self) -> AsrStream: ...
 
-    def transcribe(self, samples: np.ndarray,
-                   cancel: threading.Event | None = None) -> Transcript: ...
+    def transcribe(
+        self, samples: np.ndarray, cancel: threading.Event | None = None
+    ) -> Transcript: ...
 
 
 def dedupe(texts, limit: int) -> tuple[str, ...]:
     """Non-empty texts, first occurrence kept, at most ``limit``."""
-    return tuple(dict.fromkeys(t for t in texts if t))[:max(1, limit)]
+    return tuple(dict.fromkeys(t for t in texts if t))[: max(1, limit)]
 
 
 def combine(segments: list[Segment], engine: str, nbest: int) -> Transcript:
@@ -116,9 +119,15 @@ def combine(segments: list[Segment], engine: str, nbest: int) -> Transcript:
     rejected = any(s.rejected for s in segments) and not accepted
     parts = tuple(p.strip() for s in accepted for p in s.text.split(f" {CONJUNCTION} "))
     rejected_text = " ".join(_spoken(s.text) for s in heard if s.rejected) if rejected else ""
-    return Transcript(text=text, alternatives=alternatives, rejected=rejected, engine=engine,
-                      segments=parts, unsure=any(s.unsure for s in accepted),
-                      rejected_text=rejected_text)
+    return Transcript(
+        text=text,
+        alternatives=alternatives,
+        rejected=rejected,
+        engine=engine,
+        segments=parts,
+        unsure=any(s.unsure for s in accepted),
+        rejected_text=rejected_text,
+    )
 
 
 CONJUNCTION = "&"
@@ -138,13 +147,15 @@ def as_pcm(samples: np.ndarray) -> bytes:
     """
     array = np.asarray(samples)
     if array.ndim != 1 or array.dtype.kind not in "iu":
-        raise BadInputError(f"ASR needs 1-D int16 samples, got {array.dtype} {array.shape}",
-                            node="asr")
+        raise BadInputError(
+            f"ASR needs 1-D int16 samples, got {array.dtype} {array.shape}", node="asr"
+        )
     return array.astype("<i2", copy=False).tobytes()
 
 
-def transcribe_samples(stream: AsrStream, samples: np.ndarray,
-                       cancel: threading.Event | None = None) -> Transcript:
+def transcribe_samples(
+    stream: AsrStream, samples: np.ndarray, cancel: threading.Event | None = None
+) -> Transcript:
     """Feed ``samples`` to ``stream`` in 100 ms frames and finish it.
 
     Raises:
@@ -157,7 +168,7 @@ def transcribe_samples(stream: AsrStream, samples: np.ndarray,
     for start in range(0, len(pcm), step):
         if cancel is not None and cancel.is_set():
             raise TimeoutError_("ASR cancelled: stopped feeding audio", node="asr")
-        stream.accept(pcm[start:start + step])
+        stream.accept(pcm[start : start + step])
     if cancel is not None and cancel.is_set():
         raise TimeoutError_("ASR cancelled: stopped feeding audio", node="asr")
     return stream.finish()

@@ -25,16 +25,55 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from hub.asr.coverage import fsg_accepts
+
 _LOG = logging.getLogger(__name__)
 
-SWAPS = (("on", "off"), ("open", "close"), ("lock", "unlock"), ("up", "down"),
-         ("yes", "no"), ("pause", "unpause"), ("start", "stop"), ("raise", "lower"))
+SWAPS = (
+    ("on", "off"),
+    ("open", "close"),
+    ("lock", "unlock"),
+    ("up", "down"),
+    ("yes", "no"),
+    ("pause", "unpause"),
+    ("start", "stop"),
+    ("raise", "lower"),
+)
 """Word pairs whose swap turns a command into a different (often the opposite) action."""
 
 NUMBERS = frozenset(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
-    "eighty ninety hundred".split())
+    [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+    ]
+)
 """Number words: a misheard number is a wrong brightness, volume or duration."""
 
 MAX_COMPETITORS = 4
@@ -55,8 +94,12 @@ def _critical(word: str) -> bool:
     return word in _PARTNER or word in NUMBERS or word.isdigit()
 
 
-def competitors(text: str, alternatives: Iterable[str], accepts: Callable[[list[str]], bool],
-                limit: int = MAX_COMPETITORS) -> list[str]:
+def competitors(
+    text: str,
+    alternatives: Iterable[str],
+    accepts: Callable[[list[str]], bool],
+    limit: int = MAX_COMPETITORS,
+) -> list[str]:
     """Grammar sentences that differ from ``text`` only in action-changing words.
 
     Args:
@@ -71,11 +114,16 @@ def competitors(text: str, alternatives: Iterable[str], accepts: Callable[[list[
     found: list[str] = []
     for i, word in enumerate(words):
         if word in _PARTNER:
-            found.append(" ".join([*words[:i], _PARTNER[word], *words[i + 1:]]))
+            found.append(" ".join([*words[:i], _PARTNER[word], *words[i + 1 :]]))
     for alt in alternatives:
         other = alt.removesuffix(" &").split()
-        if len(other) == len(words) and other != words and all(
-                a == b or (_critical(a) and _critical(b)) for a, b in zip(words, other)):
+        if (
+            len(other) == len(words)
+            and other != words
+            and all(
+                a == b or (_critical(a) and _critical(b)) for a, b in zip(words, other, strict=True)
+            )
+        ):
             found.append(" ".join(other))
     unique = [c for c in dict.fromkeys(found) if c != text]
     return [c for c in unique if accepts(c.split())][:limit]
@@ -109,10 +157,9 @@ en-us model hears a weak "off" as "on" (the /f/), and on the synthetic calibrati
 
 def extra_margin(text: str, rival: str) -> float:
     """:data:`EXTRA_MARGIN` for the words in which ``rival`` differs from ``text``."""
-    changed = frozenset(a for a, b in zip(text.split(), rival.split()) if a != b) | frozenset(
-        b for a, b in zip(text.split(), rival.split()) if a != b)
-    return max((v for pair, v in EXTRA_MARGIN.items() if changed and changed <= pair),
-               default=0.0)
+    pairs = list(zip(text.split(), rival.split(), strict=False))  # a rival may be longer
+    changed = frozenset(a for a, b in pairs if a != b) | frozenset(b for a, b in pairs if a != b)
+    return max((v for pair, v in EXTRA_MARGIN.items() if changed and changed <= pair), default=0.0)
 
 
 def deletions(text: str) -> list[str]:
@@ -126,11 +173,12 @@ def deletions(text: str) -> list[str]:
     words = text.split()
     if len(words) < 2:
         return []
-    return [" ".join(words[:i] + words[i + 1:]) for i, w in enumerate(words) if _critical(w)]
+    return [" ".join(words[:i] + words[i + 1 :]) for i, w in enumerate(words) if _critical(w)]
 
 
-def unsure(score: Callable[[str], float | None], text: str, alternatives, accepts,
-           threshold: float) -> bool:
+def unsure(
+    score: Callable[[str], float | None], text: str, alternatives, accepts, threshold: float
+) -> bool:
     """True when ``text`` should not be acted on: a competitor that changes the action
     (:func:`competitors`) scores within ``threshold`` (plus :func:`extra_margin`) of it, or
     above it, or when ``text`` itself cannot be aligned but a rival can. ``score(sentence)``:
@@ -144,11 +192,24 @@ def unsure(score: Callable[[str], float | None], text: str, alternatives, accept
         return any(score(rival) is not None for rival in rivals)
     for rival in rivals:
         other = score(rival)
-        _LOG.debug("confusion margin of %r over %r: %s", text, rival,
-                   None if other is None else own - other)
+        _LOG.debug(
+            "confusion margin of %r over %r: %s",
+            text,
+            rival,
+            None if other is None else own - other,
+        )
         if other is not None and own - other < threshold + extra_margin(text, rival):
             return True
     return False
+
+
+OPEN_MESSAGE = ("remind me ",)
+"""Beginnings of readings that carry a free-text message (a reminder's, issue 22). The grammar
+holds only the built-in messages (``hub/asr/data/reminders_en.txt``) and fits any other one
+onto the nearest, time included (measured: "remind me to book a table at 7 pm" heard as
+"remind me to pick up the kids at 1 pm"), so such a reading is always ``unsure``: the
+open-vocabulary second pass reads it again, and it is done only when both readings agree,
+else asked back."""
 
 
 def checked(engine, segment, score: Callable[[str], float | None]):
@@ -157,17 +218,29 @@ def checked(engine, segment, score: Callable[[str], float | None]):
     sentence to the segment's audio.
 
     Questions (sentences without side effects) and rejected segments are returned as they
-    are; so is everything when ``engine.settings.confusion_margin`` is None.
+    are; so is everything when ``engine.settings.confusion_margin`` is None. A reading with a
+    free-text message (:data:`OPEN_MESSAGE`) is always unsure.
     """
     threshold = getattr(engine.settings, "confusion_margin", None)
-    if threshold is None or engine.vocab is None or segment.rejected or not segment.text \
-            or engine.is_question(segment.text):
+    if (
+        threshold is None
+        or engine.vocab is None
+        or segment.rejected
+        or not segment.text
+        or engine.is_question(segment.text)
+    ):
         return segment
+    if segment.text.startswith(OPEN_MESSAGE):
+        return dataclasses.replace(segment, unsure=True)
     grammar = grammar_text(engine.vocab.fsg_path)
-    from hub.asr.coverage import fsg_accepts
 
-    if unsure(score, segment.text, segment.alternatives,
-              lambda words: fsg_accepts(grammar, words), threshold):
+    if unsure(
+        score,
+        segment.text,
+        segment.alternatives,
+        lambda words: fsg_accepts(grammar, words),
+        threshold,
+    ):
         return dataclasses.replace(segment, unsure=True)
     return segment
 

@@ -8,9 +8,18 @@ FSG (tests walk the grammar with it).
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import lru_cache
 
+from hub.asr.delays import takes
 from hub.asr.templates import Pattern
+from hub.facts.answers import route
+from hub.home import Home
+from hub.intents import catalog
+from hub.intents.followup import AREA, NAME, SlotQuestion, slot_value
+from hub.intents.reference import probe_command
+from hub.intents.rules import Rules
+from hub.settings import IntentSettings
 
 PROBE_VALUES = 5
 """Values of a pattern's first slot tried when checking it against the rules."""
@@ -23,7 +32,8 @@ def understood(patterns: list[Pattern], home, slots) -> list[Pattern]:
     to :data:`PROBE_VALUES` values until one is understood). Patterns of ``_reply`` (yes/no
     words, read by the turn logic) are kept; ``_exclusion`` ones only when the rules refuse
     them (an exclusion heard as said must never become a command, BC-22); ``_fact`` ones
-    when the rules or the fact step answer them from a source (see :func:`_takes`).
+    when the rules or the fact step answer them from a source; slot answers and references
+    when the conversation logic can read them (see :func:`_takes`).
 
     The check costs one hassil match per pattern (about 10-30 ms each, ~4000 patterns); a
     text met twice is matched once (:class:`_Checker`). Forked workers were measured and
@@ -31,7 +41,7 @@ def understood(patterns: list[Pattern], home, slots) -> list[Pattern]:
     """
     checker = _Checker(home, slots)
     flags = checker.flags(patterns)
-    return [p for p, keep in zip(patterns, flags) if keep]
+    return [p for p, keep in zip(patterns, flags, strict=True) if keep]
 
 
 class _Checker:
@@ -39,10 +49,6 @@ class _Checker:
     probe text shared by two patterns, are matched once)."""
 
     def __init__(self, home, slots):
-        from hub.home import Home
-        from hub.intents.rules import Rules
-        from hub.settings import IntentSettings
-
         self.slots = slots
         # no fuzzy matcher: the grammar keeps only what strict matching understands
         self.rules = Rules(Home.from_settings(home), IntentSettings(fuzzy=False))
@@ -59,10 +65,13 @@ class _Checker:
 
     def flags(self, patterns: list[Pattern]) -> list[bool]:
         """For each pattern: is it kept (see :func:`understood`)."""
-        return [pattern.intent == "_reply" or
-                any(_takes(self.rules, pattern.intent, text)
-                    for text in _probes(pattern, self.slots))
-                for pattern in patterns]
+        return [
+            pattern.intent == "_reply"
+            or any(
+                _takes(self.rules, pattern.intent, text) for text in _probes(pattern, self.slots)
+            )
+            for pattern in patterns
+        ]
 
 
 def read_only(intent: str) -> bool:
@@ -71,37 +80,52 @@ def read_only(intent: str) -> bool:
     exclusions are not."""
     if intent.startswith("_"):
         return intent == "_fact"
-    from hub.intents import catalog
 
     return not catalog.has_side_effects(intent)
 
 
 def fact_intents() -> frozenset[str]:
     """The catalog's read-only intents that state a fact (handlers in ``hub.act.queries``)."""
-    from hub.intents import catalog
-
     return frozenset(s.name for s in catalog.intents() if s.handler.startswith("queries:"))
 
 
 def _takes(rules, intent: str, text: str) -> bool:
     """True when the turn logic understands ``text`` as the pattern's ``intent``: the rules
     match it as that intent; ``_exclusion``: the rules refuse it; ``_fact``: the rules give a
-    fact intent, or none and the fact step (:func:`hub.llm.facts.route`) answers it;
-    ``_delayed:<intent>``: a delayed command of that intent (:func:`hub.asr.delays.takes`)."""
+    fact intent, or none and the fact step (:func:`hub.facts.answers.route`) answers it;
+    ``_delayed:<intent>``: a delayed command of that intent (:func:`hub.asr.delays.takes`);
+    ``_slot_answer`` and ``_reference``: see :data:`FOLLOW_UPS`."""
+    if intent in FOLLOW_UPS:
+        return FOLLOW_UPS[intent](rules, text)
     if intent.startswith("_delayed:"):
-        from hub.asr.delays import takes
-
         return takes(rules, intent, text)
     match = rules.recognize(text)
     if intent == "_fact":
         if match is not None:
             return match.intent in fact_intents()
-        from datetime import datetime
-
-        from hub.llm.facts import route
 
         return route(text, rules.home, datetime.now()) is not None
     return (match.intent if match else None) == (None if intent == "_exclusion" else intent)
+
+
+def _slot_answer(rules, text: str) -> bool:
+    """True when ``text`` names one area or one entity of the home as a slot answer would
+    (:func:`hub.intents.followup.slot_value`)."""
+    return any(
+        slot_value(rules.home, SlotQuestion(None, slot), text) is not None for slot in (AREA, NAME)
+    )
+
+
+def _reference(rules, text: str) -> bool:
+    """True when the rules take ``text`` with an entity's name in place of "it"/"them"
+    (:func:`hub.intents.reference.probe_command`)."""
+    return probe_command(rules, rules.home, text) is not None
+
+
+FOLLOW_UPS = {"_slot_answer": _slot_answer, "_reference": _reference}
+"""Grammar intents that only a conversation gives a meaning to (an answer to the hub's
+question, a pronoun for what it last acted on) -> the check that keeps a pattern: the turn
+logic can read it (issue 18 item 3)."""
 
 
 def _probes(pattern: Pattern, slots) -> list[str]:
@@ -111,7 +135,7 @@ def _probes(pattern: Pattern, slots) -> list[str]:
         if not token.startswith("{"):
             texts = [t + [token] for t in texts]
             continue
-        values = _values(token[1:-1], slots)[:PROBE_VALUES if first else 1]
+        values = _values(token[1:-1], slots)[: PROBE_VALUES if first else 1]
         if not values:
             return []
         texts = [t + [v] for t in texts for v in values]

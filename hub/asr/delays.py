@@ -37,8 +37,9 @@ PREFIX = "_delayed:"
 def probes(patterns: list[Pattern]) -> dict[Pattern, Pattern]:
     """A delayed form of each :data:`DELAYABLE` pattern (probe -> command pattern), the
     phrasings taken in turn: suffix and prefix, each connector and unit."""
-    forms = [(prefix, word, unit) for unit in UNITS for word in CONNECTORS
-             for prefix in (False, True)]
+    forms = [
+        (prefix, word, unit) for unit in UNITS for word in CONNECTORS for prefix in (False, True)
+    ]
     out = {}
     for i, pattern in enumerate(p for p in patterns if p.intent in DELAYABLE):
         prefix, word, unit = forms[i % len(forms)]

@@ -49,9 +49,13 @@ def minimized(fsg_text: str) -> str:
                     order[dst] = len(order)
                     nxt.append(dst)
         todo = nxt
-    lines = [f"TRANSITION {order[c]} {order[dst]} {prob:.6g} {word}".rstrip()
-             for c in sorted(order, key=order.get) for (word, dst), prob in
-             sorted(best.get(c, {}).items(), key=lambda kv: (order[kv[0][1]], kv[0][0]))]
+    lines = [
+        f"TRANSITION {order[c]} {order[dst]} {prob:.6g} {word}".rstrip()
+        for c in sorted(order, key=order.get)
+        for (word, dst), prob in sorted(
+            best.get(c, {}).items(), key=lambda kv: (order[kv[0][1]], kv[0][0])
+        )
+    ]
     head = [f"FSG_BEGIN {name}", f"NUM_STATES {len(order)}", "START_STATE 1", "FINAL_STATE 0"]
     return "\n".join([*head, *lines, "FSG_END"]) + "\n"
 

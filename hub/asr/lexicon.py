@@ -13,11 +13,14 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from hassil.numbers import get_rbnf_engine
+
 _NUMBER = re.compile(r"^\d+(\.\d+)?$")
 
 
 def cmudict_path() -> Path:
     """Path of the CMUdict file inside the pocketsphinx wheel."""
+    # lazy: pocketsphinx loads only with its engine
     from pocketsphinx import get_model_path
 
     return Path(get_model_path("en-us")) / "cmudict-en-us.dict"
@@ -39,10 +42,9 @@ def load_cmudict(path: str | None = None) -> dict[str, tuple[str, ...]]:
 
 def spell_number(token: str, language: str = "en") -> str:
     """English words for a number token: ``"75"`` -> ``"seventy five"``."""
-    from hassil.numbers import get_rbnf_engine
-
-    text = get_rbnf_engine(language).format_number(float(token) if "." in token
-                                                   else int(token)).text
+    text = (
+        get_rbnf_engine(language).format_number(float(token) if "." in token else int(token)).text
+    )
     return re.sub(r"[-,]", " ", text)
 
 
@@ -83,9 +85,9 @@ def split_compound(word: str, cmudict: dict, min_part: int = 2) -> list[str] | N
         for start in range(0, end - min_part + 1):
             head = best[start]
             part = word[start:end]
-            if head is not None and part in cmudict:
-                if best[end] is None or len(head) + 1 < len(best[end]):
-                    best[end] = head + [part]
+            shorter = head is not None and (best[end] is None or len(head) + 1 < len(best[end]))
+            if shorter and part in cmudict:
+                best[end] = head + [part]
     return best[len(word)]
 
 
@@ -102,7 +104,7 @@ def words_to_digits(text: str, spelled: dict[str, str]) -> str:
     longest = max((len(key.split()) for key in spelled), default=0)
     while i < len(words):
         for size in range(min(longest, len(words) - i), 0, -1):
-            digits = spelled.get(" ".join(words[i:i + size]))
+            digits = spelled.get(" ".join(words[i : i + size]))
             if digits is not None:
                 out.append(digits)
                 i += size

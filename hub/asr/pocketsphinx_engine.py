@@ -22,15 +22,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import threading
+from functools import lru_cache
 
 import numpy as np
 
 from hub.asr import confusion
-from hub.asr.base import Segment, Transcript, combine, dedupe, transcribe_samples
+from hub.asr.base import Segment, Transcript, as_pcm, combine, dedupe, transcribe_samples
+from hub.asr.coverage import fsg_accepts
+from hub.asr.lexicon import spell_number
 from hub.asr.sphinx_decoder import PHONE_LOOP, SphinxDecoder, model_dir
+from hub.audio.format import BYTES_PER_SECOND, RATE, WIDTH
 
 _LOG = logging.getLogger(__name__)
 
@@ -52,8 +57,13 @@ MIN_WORD_S = 0.2
 ("sure", "no": Piper's "sure" spans 0.33 s) is not dropped as a transient; the grammar and
 the phone-loop rejection then judge it (a lone click is rejected, never silence-as-speech)."""
 
-__all__ = ["PocketSphinxEngine", "PocketSphinxStream", "decode_segment", "model_dir",
-           "phone_loop_llr"]
+__all__ = [
+    "PocketSphinxEngine",
+    "PocketSphinxStream",
+    "decode_segment",
+    "model_dir",
+    "phone_loop_llr",
+]
 
 
 class PocketSphinxEngine:
@@ -78,11 +88,11 @@ class PocketSphinxEngine:
         self.decoder = self.passes.decoder
         self.questions = _read_questions(vocab)
         """Text of the vocabulary's questions FSG, or None (see the module doc)."""
+        self._last: tuple[bytes, Transcript] | None = None
+        self._checking = threading.Lock()  # held by complete() for its whole decode
 
     def is_question(self, text: str) -> bool:
         """True when ``text`` is a sentence of the grammar without side effects."""
-        from hub.asr.coverage import fsg_accepts
-
         return self.questions is not None and fsg_accepts(self.questions, text.split())
 
     def decode_wide(self, audio: bytes, mean: str):
@@ -90,21 +100,94 @@ class PocketSphinxEngine:
         (:meth:`hub.asr.sphinx_decoder.SphinxDecoder.run_wide`); returns its ``Decoded``."""
         return self.passes.run_wide(audio, mean)
 
-    def stream(self) -> "PocketSphinxStream":
+    def scores(self, samples: np.ndarray, texts: list[str]) -> list[float | None]:
+        """Acoustic scores (ln x 1000) of ``texts`` force-aligned to int16 16 kHz ``samples``;
+        None for a text that cannot be aligned (a word outside the dictionary). Grammar-free:
+        used to weigh another recognizer's reading (:mod:`hub.asr.second_pass`)."""
+        if self.vocab is None:
+            return [None] * len(texts)
+        audio = as_pcm(samples)
+        with self.lock:
+            mean = self.passes.mean(audio)
+            return [self.passes.align(audio, mean, t) if t else None for t in texts]
+
+    def doubts(self, samples: np.ndarray, text: str) -> bool:
+        """True when an action-changing rival of ``text`` fits ``samples`` about as well
+        (:func:`hub.asr.confusion.unsure`, ``settings.confusion_margin``), or when ``text``
+        has a word outside the home's dictionary (it cannot be checked against the audio:
+        another recognizer's free guess, e.g. Whisper's "play the beatles" over other
+        speech, is asked back, never done). Digits are read as words."""
+        threshold = self.settings.confusion_margin
+        if threshold is None or self.vocab is None or not text:
+            return False
+        text = " ".join(spell_number(w) if w.isdigit() else w for w in text.split())
+        known = _dictionary_words(self.vocab.dict_path)
+        if any(w not in known for w in text.split()):
+            return True  # a word the home's grammar never uses: not checked, so not sure
+
+        grammar = confusion.grammar_text(self.vocab.fsg_path)
+        audio = as_pcm(samples)
+        with self.lock:
+            mean = self.passes.mean(audio)
+            return confusion.unsure(
+                lambda t: self.passes.align(audio, mean, t),
+                text,
+                (),
+                lambda words: fsg_accepts(grammar, words),
+                threshold,
+            )
+
+    def stream(self) -> PocketSphinxStream:
         """A new turn (blocks while another turn uses the decoder)."""
         return PocketSphinxStream(self)
 
     def transcribe(self, samples: np.ndarray, cancel: threading.Event | None = None) -> Transcript:
-        """Recognize a whole int16 16 kHz buffer; see :func:`hub.asr.base.transcribe_samples`."""
+        """Recognize a whole int16 16 kHz buffer; see :func:`hub.asr.base.transcribe_samples`.
+
+        The buffer :meth:`complete` last decoded is not decoded again: its transcript is
+        handed out once, to the turn of that utterance; a check still decoding (the live
+        endpointer's runs on a thread of its own) is waited for, not done twice."""
+        with self._checking:
+            last, self._last = self._last, None
+        if last is not None and last[0] == _digest(samples):
+            return last[1]
         return transcribe_samples(self.stream(), samples, cancel)
+
+    def complete(self, samples: np.ndarray) -> bool:
+        """True when the grammar's best reading of ``samples`` (int16 16 kHz) is a whole
+        sentence: heard, not rejected, each segment a path from the grammar's start to its
+        final state (the live endpointer's ``final`` rule, :mod:`hub.audio.endpoint`).
+        Unrestricted (no grammar): False."""
+        if self.vocab is None:
+            return False
+        grammar = confusion.grammar_text(self.vocab.fsg_path)
+        with self._checking:
+            heard = transcribe_samples(self.stream(), samples)
+            self._last = (_digest(samples), heard)
+        return (
+            bool(heard.text)
+            and not heard.rejected
+            and all(fsg_accepts(grammar, seg.split()) for seg in heard.segments or (heard.text,))
+        )
+
+
+def _digest(samples: np.ndarray) -> bytes:
+    """A 16-byte hash of a sample buffer."""
+    return hashlib.blake2b(np.ascontiguousarray(samples).tobytes(), digest_size=16).digest()
+
+
+@lru_cache(maxsize=2)
+def _dictionary_words(path) -> frozenset[str]:
+    """The words of the pronunciation dictionary at ``path`` (variants ``word(2)`` folded)."""
+    with open(path, encoding="utf-8") as f:
+        return frozenset(line.split()[0].split("(")[0] for line in f if line.split())
 
 
 def _grammar_config(vocab) -> dict:
     """Decoder options: the home's grammar when restricted, else the wheel's LM."""
     if vocab is None:
         return {}
-    return {"fsg": str(vocab.fsg_path), "dict": str(vocab.dict_path), "lw": 1.0,
-            "bestpath": False}
+    return {"fsg": str(vocab.fsg_path), "dict": str(vocab.dict_path), "lw": 1.0, "bestpath": False}
 
 
 def _read_questions(vocab) -> str | None:
@@ -127,14 +210,15 @@ class PocketSphinxStream:
     """
 
     def __init__(self, engine: PocketSphinxEngine):
+        # lazy: pocketsphinx loads only with its engine
         from pocketsphinx import Endpointer
 
         self.engine = engine
-        self.endpointer = Endpointer(window=VAD_WINDOW_S, ratio=VAD_RATIO, sample_rate=16000)
-        self.max_bytes = int(engine.settings.max_utterance_s * 16000) * 2
+        self.endpointer = Endpointer(window=VAD_WINDOW_S, ratio=VAD_RATIO, sample_rate=RATE)
+        self.max_bytes = int(engine.settings.max_utterance_s * RATE) * WIDTH
         self.pending = b""
         self.history = b""
-        self.history_bytes = int((VAD_WINDOW_S + PREROLL_S + 0.5) * 16000) * 2
+        self.history_bytes = int((VAD_WINDOW_S + PREROLL_S + 0.5) * RATE) * WIDTH
         self.fed = 0
         self.speech = bytearray()
         self.start_s = 0.0
@@ -157,7 +241,7 @@ class PocketSphinxStream:
     def _chunk(self, chunk: bytes) -> None:
         """Run the endpointer on one frame; the segment's audio is cut from our own history
         (pre-roll before the speech start up to the frame where the endpointer closes it)."""
-        self.history = (self.history + chunk)[-self.history_bytes:]
+        self.history = (self.history + chunk)[-self.history_bytes :]
         self.fed += len(chunk)
         was_in_speech = self.endpointer.in_speech
         self.endpointer.process(chunk)
@@ -169,12 +253,12 @@ class PocketSphinxStream:
         if self.speech and not self.endpointer.in_speech:
             self._end_segment(self.endpointer.speech_end - self.start_s)
         elif len(self.speech) >= self.max_bytes:
-            self._end_segment(self.fed / 32000 - self.start_s)
+            self._end_segment(self.fed / BYTES_PER_SECOND - self.start_s)
 
     def _since_speech_start(self) -> bytes:
         """Audio from PREROLL_S before the endpointer's speech start up to now."""
-        start = int(max(0.0, self.endpointer.speech_start - PREROLL_S) * 16000) * 2
-        return self.history[max(0, start - (self.fed - len(self.history))):]
+        start = int(max(0.0, self.endpointer.speech_start - PREROLL_S) * RATE) * WIDTH
+        return self.history[max(0, start - (self.fed - len(self.history))) :]
 
     def _end_segment(self, span_s: float) -> None:
         """Decode the collected segment unless its speech span is a transient."""
@@ -203,7 +287,7 @@ class PocketSphinxStream:
             self.speech += self.pending
         self.pending = b""
         if self.speech:
-            self._end_segment(self.fed / 32000 - self.start_s)
+            self._end_segment(self.fed / BYTES_PER_SECOND - self.start_s)
         if not self.segments and self.short:  # the turn's only speech was one short word
             self.segments.append(decode_segment(self.engine, self.short))
         self._rescue()
@@ -240,8 +324,7 @@ def segment_result(engine: PocketSphinxEngine, grammar, audio: bytes, mean: str)
     phones = engine.passes.run(PHONE_LOOP, audio, mean).words
     confidence = phone_loop_llr(grammar.words, phones)
     rejected = confidence is not None and confidence < engine.settings.reject_llr
-    if rejected and confidence >= engine.settings.reject_llr_question \
-            and engine.is_question(text):
+    if rejected and confidence >= engine.settings.reject_llr_question and engine.is_question(text):
         rejected = False
         alternatives = tuple(a for a in alternatives if engine.is_question(a))
     _LOG.debug("segment %r llr=%s rejected=%s", text, confidence, rejected)
@@ -269,8 +352,7 @@ def phone_loop_llr(words, phones) -> float | None:
         if not _is_word(word.word):
             continue
         start, end = word.start_frame, word.end_frame
-        reference = sum(score * _overlap(start, end, s, e) / (e - s + 1)
-                        for s, e, score in loop)
+        reference = sum(score * _overlap(start, end, s, e) / (e - s + 1) for s, e, score in loop)
         total += _ln(word.ascore) - reference
         frames += end - start + 1
     return 1000 * total / frames if frames else None

@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import logging
 import math
+from itertools import islice
 from pathlib import Path
 from typing import NamedTuple
 
+from hub.audio.format import RATE, WIDTH
 from hub.errors import FatalError
 from hub.resilience.memory import release_free_memory
 
@@ -54,6 +56,7 @@ NBEST_EXTRA = 20
 
 def model_dir() -> Path:
     """The en-us acoustic model inside the pocketsphinx wheel."""
+    # lazy: pocketsphinx loads only with its engine
     from pocketsphinx import get_model_path
 
     return Path(get_model_path("en-us")) / "en-us"
@@ -116,10 +119,10 @@ class SphinxDecoder:
         decoder = self.decoder
         decoder.reinit_feat()
         decoder.start_utt()
-        step = int(PIECE_S * 16000) * 2
+        step = int(PIECE_S * RATE) * WIDTH
         for start in range(0, len(audio), step):
             decoder.set_cmn(mean)
-            decoder.process_raw(audio[start:start + step])
+            decoder.process_raw(audio[start : start + step])
         decoder.end_utt()
 
     def run(self, search: str, audio: bytes, mean: str, nbest: bool = False) -> Decoded:
@@ -129,9 +132,11 @@ class SphinxDecoder:
         self._utterance(audio, mean)
         hyp = decoder.hyp()
         text = hyp.hypstr.strip() if hyp is not None else ""
-        return Decoded(text, _nbest(decoder) if nbest and text else [],
-                       [Scored(s.word, s.start_frame, s.end_frame, s.ascore)
-                        for s in decoder.seg() or []])
+        return Decoded(
+            text,
+            _nbest(decoder) if nbest and text else [],
+            [Scored(s.word, s.start_frame, s.end_frame, s.ascore) for s in decoder.seg() or []],
+        )
 
     def align(self, audio: bytes, mean: str, text: str) -> float | None:
         """Total acoustic score (ln × 1000) of ``text`` force-aligned to ``audio`` (PocketSphinx's
@@ -165,8 +170,9 @@ class SphinxDecoder:
                 decoder.config[key] = value
             decoder.add_fsg(WIDE, decoder.read_fsg(self.options["fsg"]))
         except (RuntimeError, ValueError, OSError) as exc:
-            raise FatalError(f"PocketSphinx cannot read {self.options['fsg']}: {exc}",
-                             node="asr") from None
+            raise FatalError(
+                f"PocketSphinx cannot read {self.options['fsg']}: {exc}", node="asr"
+            ) from None
         finally:
             for key, value in saved.items():
                 decoder.config[key] = value
@@ -181,8 +187,11 @@ class SphinxDecoder:
 def _nbest(decoder) -> list[str]:
     """Lattice n-best texts (may be empty when the search kept no lattice)."""
     try:
-        return [h.hypstr.strip() for h, _ in zip(decoder.nbest(), range(NBEST_EXTRA))
-                if h is not None and h.hypstr]
+        return [
+            h.hypstr.strip()
+            for h in islice(decoder.nbest(), NBEST_EXTRA)
+            if h is not None and h.hypstr
+        ]
     except (RuntimeError, TypeError, ValueError):
         return []
 
@@ -216,6 +225,7 @@ def _add_phone_loop(decoder) -> None:
 
 def _make_decoder(options: dict):
     """A pocketsphinx Decoder on the en-us model with ``options``; FatalError naming the path."""
+    # lazy: pocketsphinx loads only with its engine
     from pocketsphinx import Decoder
 
     hmm = model_dir()
@@ -225,5 +235,6 @@ def _make_decoder(options: dict):
     try:
         return Decoder(hmm=str(hmm), logfn="/dev/null", **options)
     except (RuntimeError, ValueError) as exc:
-        raise FatalError(f"PocketSphinx cannot load {hmm} with {options}: {exc}",
-                         node="asr") from None
+        raise FatalError(
+            f"PocketSphinx cannot load {hmm} with {options}: {exc}", node="asr"
+        ) from None

@@ -29,20 +29,22 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 
-from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
-from hub.intents import catalog
-from hub.asr.base import CONJUNCTION
 from hub.asr import delays
+from hub.asr.base import CONJUNCTION
 from hub.asr.coverage import read_only, understood
 from hub.asr.fsg import minimized
-from hub.asr.templates import Pattern, expand_patterns, template_data
+from hub.asr.fsg_build import COMMAND, FsgBuilder, insert
+from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
+from hub.asr.templates import Pattern, expand_patterns, load_items, template_data
+from hub.intents import catalog
+from hub.paths import DATA_DIR, cache_dir
 
 _LOG = logging.getLogger(__name__)
 
-VOCAB_VERSION = "4"
+VOCAB_VERSION = "6"
 """Bump when the generated files change shape, to invalidate old caches."""
 
 
@@ -53,23 +55,10 @@ on purpose: allowed, they let noise before a command be heard as "pause and resu
 (measured on shared/audio/real: "resume" was lost)."""
 
 
-CONJUNCTION_SHARE = 0.01
-"""Probability, at the end of a command, of going on with "and" and another command."""
-
-QUESTION_WEIGHT = 0.25
-"""Weight of a branch that only fact questions (``_fact``) go on to, against 1 for a branch
-that a command or a reply goes on to: the many ways of asking the time or the weather must
-not take the probability of the commands that begin with the same words ("what", "is",
-"how")."""
-
-_DELAY = "@"
-"""Trie marker: a delay ("in 10 minutes") may follow this pattern's end."""
-
-DELAY_SHARE = 0.01
-"""Probability, at the end of a delayable command, of going on with a delay."""
-
-_COMMAND = "!"
-"""Trie marker: a command or reply pattern goes through this node (see QUESTION_WEIGHT)."""
+LOW_PRIOR = frozenset({"_fact", "_slot_answer"})
+"""Grammar intents whose own branches get :data:`hub.asr.fsg_build.QUESTION_WEIGHT`: fact
+questions, and the bare area and entity names that answer the hub's questions (heard only
+where no command's words fit better)."""
 
 
 @dataclass(frozen=True)
@@ -108,32 +97,51 @@ class Vocab:
 
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/hub``, else ``~/.cache/hub``."""
-    from hub.paths import cache_dir
-
     return cache_dir()
-
-
-def load_items(language: str = "en") -> tuple[str, ...]:
-    """The built-in open-slot words (shopping-list items) for ``language``."""
-    path = resources.files("hub.asr") / "data" / f"items_{language}.txt"
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return tuple(line.strip().lower() for line in lines if line.strip() and line[0] != "#")
 
 
 def vocab_key(home, data: dict, items: tuple[str, ...]) -> str:
     """sha256 over the templates, the home's names, the items and library versions."""
     versions = [metadata.version(p) for p in ("home-assistant-intents", "hassil", "pocketsphinx")]
-    from hub.paths import DATA_DIR
 
-    code = [(Path(__file__).parent / f).read_text(encoding="utf-8")
-            for f in ("templates.py", "lexicon.py", "vocab.py", "coverage.py", "delays.py",
-                      "fsg.py")]
+    code = [
+        (Path(__file__).parent / f).read_text(encoding="utf-8")
+        for f in (
+            "templates.py",
+            "lexicon.py",
+            "vocab.py",
+            "coverage.py",
+            "delays.py",
+            "fsg.py",
+            "fsg_build.py",
+        )
+    ]
     code += [p.read_text(encoding="utf-8") for p in sorted((DATA_DIR / "sentences").glob("*.yaml"))]
-    code += [(Path(__file__).parents[1] / f).read_text(encoding="utf-8")
-             for f in ("intents/rules.py", "intents/catalog.toml", "llm/facts.py")]
-    blob = json.dumps({"v": VOCAB_VERSION, "lib": versions, "code": code, "data": data, "items": items,
-                       "home": [home.floors, home.areas, home.entities]},
-                      sort_keys=True, default=str)
+    code += [
+        (Path(__file__).parents[1] / f).read_text(encoding="utf-8")
+        for f in (
+            "intents/rules.py",
+            "intents/match.py",
+            "intents/catalog.toml",
+            "facts/topics.py",
+            "facts/answers.py",
+            "intents/followup.py",
+            "intents/reference.py",
+        )
+    ]
+    blob = json.dumps(
+        {
+            "v": VOCAB_VERSION,
+            "lib": versions,
+            "code": code,
+            "data": data,
+            "items": items,
+            "reminders": load_items(home.language, "reminders"),
+            "home": [home.floors, home.areas, home.entities],
+        },
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -172,9 +180,15 @@ def _read_cached(directory: Path, key: str) -> Vocab | None:
 
 
 def _vocab_from(directory: Path, key: str, meta: dict, from_cache: bool) -> Vocab:
-    return Vocab(directory=directory, key=key, words=tuple(meta["words"]),
-                 spelled_numbers=dict(meta["spelled_numbers"]), patterns=meta["patterns"],
-                 generation_s=meta["generation_s"], from_cache=from_cache)
+    return Vocab(
+        directory=directory,
+        key=key,
+        words=tuple(meta["words"]),
+        spelled_numbers=dict(meta["spelled_numbers"]),
+        patterns=meta["patterns"],
+        generation_s=meta["generation_s"],
+        from_cache=from_cache,
+    )
 
 
 def _write_atomic(directory: Path, files: dict[str, str]) -> None:
@@ -211,29 +225,51 @@ def _generate(home, data: dict, items: tuple[str, ...]) -> tuple[dict, dict]:
                 later.add(line)
     if later:
         _placeholder_rule(delays.NUMBER, slots, rules, cmudict)
-    words = sorted({w for alts in [*rules.values(), *body.values()] for line in alts
-                    for w in line.split() if not w.startswith("<")}
-                   | (set(delays.CONNECTORS + delays.UNITS) if later else set()))
+    words = sorted(
+        {
+            w
+            for alts in [*rules.values(), *body.values()]
+            for line in alts
+            for w in line.split()
+            if not w.startswith("<")
+        }
+        | (set(delays.CONNECTORS + delays.UNITS) if later else set())
+    )
     numbers = [w for w in words if w.isdigit()]
-    dictionary = "".join(f"{w}{f'({i + 1})' if i else ''} {pron}\n" for w in words
-                         for i, pron in enumerate(pronounce(w, cmudict)[:4]))
-    dictionary += "".join(f"{CONJUNCTION}{f'({i + 1})' if i else ''} {pron}\n"
-                          for i, pron in enumerate(pronounce("and", cmudict)[:4]))
-    vosk_words = sorted({s for w in words for s in (spell_number(w) if w.isdigit()
-                                                    else w).split()})
-    meta = {"words": vosk_words, "spelled_numbers": number_words_map(numbers),
-            "patterns": sum(len(v) for v in body.values())}
+    dictionary = "".join(
+        f"{w}{f'({i + 1})' if i else ''} {pron}\n"
+        for w in words
+        for i, pron in enumerate(pronounce(w, cmudict)[:4])
+    )
+    dictionary += "".join(
+        f"{CONJUNCTION}{f'({i + 1})' if i else ''} {pron}\n"
+        for i, pron in enumerate(pronounce("and", cmudict)[:4])
+    )
+    vosk_words = sorted({s for w in words for s in (spell_number(w) if w.isdigit() else w).split()})
+    meta = {
+        "words": vosk_words,
+        "spelled_numbers": number_words_map(numbers),
+        "patterns": sum(len(v) for v in body.values()),
+    }
     questions = {intent: lines for intent, lines in body.items() if read_only(intent)}
-    return {"grammar.fsg": _fsg_text(body, rules, later), "words.dict": dictionary,
-            "questions.fsg": _fsg_text(questions, rules)}, meta
-
+    return {
+        "grammar.fsg": _fsg_text(body, rules, later),
+        "words.dict": dictionary,
+        "questions.fsg": _fsg_text(questions, rules),
+    }, meta
 
 
 def _slot_values(home, items: tuple[str, ...]) -> dict[str, list[tuple[str, str]]]:
-    """Placeholder kind -> (value text, domain) pairs of the home."""
+    """Placeholder kind -> (value text, domain) pairs of the home (reminder messages: the
+    built-in ``data/reminders_<lang>.txt``)."""
     return {
-        "name": [(e["name"].lower(), e["domain"]) for e in home.entities],
-        "area": [(a["name"].lower(), "") for a in home.areas],
+        "reminder": [(text, "") for text in load_items(home.language, "reminders")],
+        "name": [  # names and aliases (BC-50: "turn on the big light" is heard too)
+            (n.lower(), e["domain"])
+            for e in home.entities
+            for n in [e["name"], *e.get("aliases", ())]
+        ],
+        "area": [(n.lower(), "") for a in home.areas for n in [a["name"], *a.get("aliases", ())]],
         "floor": [(f["name"].lower(), "") for f in home.floors],
         "item": [(item, "") for item in items],
     }
@@ -266,20 +302,23 @@ def _placeholder_rule(spec: str, slots, rules, cmudict) -> str | None:
             values = [str(n) for n in range(start, stop + 1, step)]
         else:
             wanted = set(arg.split("+")) if arg else None
-            values = [text for text, domain in slots.get(kind, [])
-                      if wanted is None or domain in wanted]
+            values = [
+                text for text, domain in slots.get(kind, []) if wanted is None or domain in wanted
+            ]
         values = [v for v in values if all(pronounce(w, cmudict) for w in v.split())]
         rules[name] = values
     return f"<{name}>" if rules[name] else None
 
 
-def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]],
-              later: set[str] = frozenset()) -> str:
+def _fsg_text(
+    body: dict[str, list[str]], rules: dict[str, list[str]], later: set[str] = frozenset()
+) -> str:
     """The Sphinx FSG document: a prefix tree of the patterns, slots expanded inline.
 
     A prefix tree keeps the graph small (shared beginnings such as "turn on the"); every
     outgoing branch of a state gets an equal share of its probability (a branch only fact
-    questions take: :data:`QUESTION_WEIGHT`), a slot's share is split among its values; each
+    questions take: :data:`hub.asr.fsg_build.QUESTION_WEIGHT`), a slot's share is split among
+    its values; each
     pattern's last word also leads into the one final state. The lines in ``later`` (delayable
     commands, :mod:`hub.asr.delays`) may go on into the shared delay tail ("in 10 minutes"),
     and a copy of them follows the shared delay head ("in 10 minutes turn on ...").
@@ -288,12 +327,12 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]],
     trie, commands, delayed = {}, {}, {}
     for intent, alternatives in body.items():
         for line in alternatives:
-            _insert(trie, line, intent in CONJOINABLE, intent != "_fact", line in later)
+            insert(trie, line, intent in CONJOINABLE, intent not in LOW_PRIOR, line in later)
             if intent in CONJOINABLE:
-                _insert(commands, line, True, True)
+                insert(commands, line, True, True)
             if line in later:
-                _insert(delayed, line, False, True)
-    graph = _FsgBuilder(rules)
+                insert(delayed, line, False, True)
+    graph = FsgBuilder(rules)
     graph.add_tree(trie, graph.start)
     if commands:
         again = graph.new_state()
@@ -302,98 +341,6 @@ def _fsg_text(body: dict[str, list[str]], rules: dict[str, list[str]],
     if delayed:
         graph.add_delay(graph.delay, graph.final, 1.0)
         head = graph.new_state()
-        graph.add_delay(graph.start, head, 1.0 / max(1, len(trie.keys() - {_COMMAND})))
+        graph.add_delay(graph.start, head, 1.0 / max(1, len(trie.keys() - {COMMAND})))
         graph.add_tree(delayed, head)
     return minimized(graph.text())
-
-
-def _insert(trie: dict, line: str, conjoinable: bool, command: bool,
-            delayable: bool = False) -> None:
-    """Add one pattern line to a prefix tree; its end is marked ``""`` (and ``"&"`` when
-    another command may follow it, :data:`_DELAY` when a delay may); with ``command`` every
-    node on its way is marked :data:`_COMMAND`."""
-    node = trie
-    for token in line.split():
-        node = node.setdefault(token, {})
-        if command:
-            node[_COMMAND] = {}
-    node[""] = {}
-    if conjoinable:
-        node[CONJUNCTION] = {}
-    if delayable:
-        node[_DELAY] = {}
-
-
-class _FsgBuilder:
-    """Accumulates FSG states and transitions."""
-
-    def __init__(self, rules: dict[str, list[str]]):
-        self.rules = rules
-        self.count = 0
-        self.final = self.new_state()
-        self.start = self.new_state()
-        self.conj = self.new_state()
-        """State after a command that "and" leads from into another command."""
-        self.delay = self.new_state()
-        """State after a delayable command that a delay's "in"/"after" leads from."""
-        self.lines: list[str] = []
-
-    def new_state(self) -> int:
-        self.count += 1
-        return self.count - 1
-
-    def add_tree(self, node: dict, state: int) -> None:
-        """Add the arcs of trie ``node`` leaving ``state``; a pattern's last word also
-        gets an arc straight into the final state (no null transitions)."""
-        ends = {"", CONJUNCTION, _COMMAND, _DELAY}
-        weights = {token: 1.0 if _COMMAND in child else QUESTION_WEIGHT
-                   for token, child in node.items() if token not in ends}
-        total = sum(weights.values())
-        for token, child in node.items():
-            if token in ends:
-                continue
-            share = weights[token] / total
-            more = bool(child.keys() - ends)
-            stop = 1.0 - (CONJUNCTION_SHARE if CONJUNCTION in child else 0.0) \
-                - (DELAY_SHARE if _DELAY in child else 0.0)
-            targets = [(self.final, stop)] if "" in child else []
-            if CONJUNCTION in child:
-                targets.append((self.conj, CONJUNCTION_SHARE))
-            if _DELAY in child:
-                targets.append((self.delay, DELAY_SHARE))
-            if more:
-                targets.append((self.new_state(), 1.0))
-            for target, weight in targets:
-                self.add_token(state, target, token, share * weight)
-            if more:
-                self.add_tree(child, targets[-1][0])
-
-    def add_delay(self, state: int, target: int, share: float) -> None:
-        """Arcs for a delay from ``state`` to ``target``: "in"/"after", a number, a unit."""
-        number, unit = self.new_state(), self.new_state()
-        for word in delays.CONNECTORS:
-            self.add_chain(state, number, [word], share / len(delays.CONNECTORS))
-        self.add_token(number, unit, "<slot_" + delays.NUMBER.replace(":", "_") + ">", 1.0)
-        for word in delays.UNITS:
-            self.add_chain(unit, target, [word], 1.0 / len(delays.UNITS))
-
-    def add_token(self, state: int, target: int, token: str, share: float) -> None:
-        """Arcs for one token: a word, or every value of a ``<slot>`` rule."""
-        if token.startswith("<"):
-            values = self.rules[token[1:-1]]
-            for value in values:
-                self.add_chain(state, target, value.split(), share / len(values))
-        else:
-            self.add_chain(state, target, [token], share)
-
-    def add_chain(self, state: int, target: int, words: list[str], prob: float) -> None:
-        for i, word in enumerate(words):
-            nxt = target if i == len(words) - 1 else self.new_state()
-            self.lines.append(f"TRANSITION {state} {nxt} {prob if i == 0 else 1.0:.6g} {word}")
-            state = nxt
-
-    def text(self) -> str:
-        head = ["FSG_BEGIN hub", f"NUM_STATES {self.count}", "START_STATE 1",
-                f"FINAL_STATE {self.final}"]
-        return "\n".join([*head, *self.lines, "FSG_END"]) + "\n"
-

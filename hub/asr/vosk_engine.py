@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hub.asr.base import SAMPLE_RATE, Segment, Transcript, combine, dedupe, transcribe_samples
+from hub.asr.base import Segment, Transcript, combine, dedupe, transcribe_samples
 from hub.asr.lexicon import words_to_digits
+from hub.audio.format import RATE
 from hub.errors import FatalError
 
 _LOG = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ def load_model(path: Path):
     Raises:
         FatalError: missing or unloadable model; the message names the path.
     """
+    # lazy: Vosk (about 0.7 s) loads only with its engine
     import vosk
 
     vosk.SetLogLevel(-1)
@@ -75,24 +77,26 @@ class VoskEngine:
         if not self.settings.restrict or self.vocab is None:
             return None
         if not (self.model_path / "graph" / "HCLr.fst").is_file():
-            _LOG.warning("Vosk model %s has no lookahead graph; running unrestricted",
-                         self.model_path)
+            _LOG.warning(
+                "Vosk model %s has no lookahead graph; running unrestricted", self.model_path
+            )
             return None
         return self.vocab.vosk_grammar()
 
     def recognizer(self):
         """A ``KaldiRecognizer`` at 16000 Hz, with the grammar and n-best set."""
+        # lazy: Vosk (about 0.7 s) loads only with its engine
         from vosk import KaldiRecognizer
 
         if self.grammar is not None:
-            rec = KaldiRecognizer(self.model, SAMPLE_RATE, json.dumps(self.grammar))
+            rec = KaldiRecognizer(self.model, RATE, json.dumps(self.grammar))
         else:
-            rec = KaldiRecognizer(self.model, SAMPLE_RATE)
+            rec = KaldiRecognizer(self.model, RATE)
         if self.settings.nbest > 1:
             rec.SetMaxAlternatives(self.settings.nbest)
         return rec
 
-    def stream(self) -> "VoskStream":
+    def stream(self) -> VoskStream:
         return VoskStream(self)
 
     def transcribe(self, samples: np.ndarray, cancel: threading.Event | None = None) -> Transcript:

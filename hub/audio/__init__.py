@@ -7,9 +7,19 @@ streaming ASR; ``speech_present`` is the cheap no-speech check. Cases BC-01, BC-
 BC-05 of ``shared/cases.md``.
 """
 
+from hub.audio.format import RATE
 from hub.audio.frames import frame_levels, frames, speech_present
 from hub.audio.load import Audio, load_wav, read_pcm
-from hub.audio.pcm import TARGET_RATE, downmix, to_mono_16k
+from hub.audio.pcm import downmix, to_mono_16k
 
-__all__ = ["TARGET_RATE", "Audio", "downmix", "frame_levels", "frames", "load_wav",
-           "read_pcm", "speech_present", "to_mono_16k"]
+__all__ = [
+    "RATE",
+    "Audio",
+    "downmix",
+    "frame_levels",
+    "frames",
+    "load_wav",
+    "read_pcm",
+    "speech_present",
+    "to_mono_16k",
+]

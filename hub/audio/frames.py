@@ -23,7 +23,7 @@ def frames(audio: Audio, frame_ms: int = 30) -> Iterator[bytes]:
         raise ValueError(f"frame_ms={frame_ms} gives no samples at {audio.rate} Hz")
     data = audio.samples.astype("<i2", copy=False)
     for start in range(0, len(data), step):
-        yield data[start:start + step].tobytes()
+        yield data[start : start + step].tobytes()
 
 
 def frame_levels(audio: Audio, frame_ms: int = 30) -> np.ndarray:
@@ -39,8 +39,14 @@ def frame_levels(audio: Audio, frame_ms: int = 30) -> np.ndarray:
     return 10.0 * np.log10(power)
 
 
-def speech_present(audio: Audio, *, floor_dbfs: float = -60.0, rise_db: float = 12.0,
-                   min_speech_ms: int = 90, frame_ms: int = 30) -> bool:
+def speech_present(
+    audio: Audio,
+    *,
+    floor_dbfs: float = -60.0,
+    rise_db: float = 12.0,
+    min_speech_ms: int = 90,
+    frame_ms: int = 30,
+) -> bool:
     """Cheap energy check: False for digital silence, near-silence and steady noise.
 
     A frame is *active* when its RMS level is above ``floor_dbfs`` and at least ``rise_db``

@@ -9,10 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import soxr
 
-from hub.audio.pcm import TARGET_RATE, convert, decode, mix_plan, to_int16
+from hub.audio.format import RATE
+from hub.audio.pcm import convert, decode, mix_plan, to_int16
 from hub.audio.riff import (
-    MAX_CHANNELS, MAX_RATE, MIN_RATE, RIFF_IDS, WavFormat, parse_wav, whole_frames,
+    MAX_CHANNELS,
+    MAX_RATE,
+    MIN_RATE,
+    RIFF_IDS,
+    WavFormat,
+    parse_wav,
+    whole_frames,
 )
 from hub.errors import BadInputError
 
@@ -25,7 +33,7 @@ class Audio:
 
     Attributes:
         samples: int16, mono, shape (n,), at ``rate``; read-only.
-        rate: samples per second; always :data:`TARGET_RATE` after :func:`load_wav`.
+        rate: samples per second; always :data:`RATE` after :func:`load_wav`.
         source_rate: the file's rate (Hz).
         source_channels: the file's channel count.
         source_format: ``pcm8``, ``pcm16``, ``pcm24``, ``pcm32``, ``pcm24in32``, ``float32``,
@@ -63,12 +71,12 @@ def _finish(decoded: np.ndarray, rate: int, name: str, notes: tuple[str, ...], p
     for note in repairs:
         log.warning("%s: %s", path, note)
     conversion = []
-    if rate != TARGET_RATE or channels != 1:
-        verb = "resampled" if rate != TARGET_RATE else "downmixed"
-        conversion.append(f"{verb} {rate}->{TARGET_RATE} Hz, {channels}ch->1ch")
-        log.info("%s %d Hz/%dch -> %d Hz/1ch: %s", verb, rate, channels, TARGET_RATE, path)
+    if rate != RATE or channels != 1:
+        verb = "resampled" if rate != RATE else "downmixed"
+        conversion.append(f"{verb} {rate}->{RATE} Hz, {channels}ch->1ch")
+        log.info("%s %d Hz/%dch -> %d Hz/1ch: %s", verb, rate, channels, RATE, path)
     samples.flags.writeable = False
-    audio = Audio(samples, TARGET_RATE, rate, channels, name, tuple(repairs + conversion))
+    audio = Audio(samples, RATE, rate, channels, name, tuple(repairs + conversion))
     log.debug("loaded %s: %.2f s of %s", path, audio.duration_s, name)
     return audio
 
@@ -80,9 +88,17 @@ STREAM_BYTES = 32 << 20
 _BLOCK_FRAMES = 1 << 18
 """Frames per block of the streamed conversion (about 6 s at 44.1 kHz)."""
 
-_MAGIC = {b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"\xff\xfb": "MP3",
-          b"\xff\xf3": "MP3", b"\xff\xf2": "MP3", b"FORM": "AIFF", b"\x1aE\xdf\xa3": "WebM",
-          b"0&\xb2u": "WMA"}
+_MAGIC = {
+    b"fLaC": "FLAC",
+    b"OggS": "Ogg",
+    b"ID3": "MP3",
+    b"\xff\xfb": "MP3",
+    b"\xff\xf3": "MP3",
+    b"\xff\xf2": "MP3",
+    b"FORM": "AIFF",
+    b"\x1aE\xdf\xa3": "WebM",
+    b"0&\xb2u": "WMA",
+}
 """Leading bytes of audio containers the hub does not read, and their names."""
 
 
@@ -96,24 +112,25 @@ def _unsupported(head: bytes, path) -> None:
     kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
     if kind is None and head[4:8] == b"ftyp":
         kind = "MP4/M4A"
-    raise BadInputError(f"unsupported: {path}: {kind or suffix} audio; only WAV is read "
-                        "(convert it: sox IN -r 16000 -c 1 -b 16 OUT.wav)", node="audio",
-                        file=str(path))
+    raise BadInputError(
+        f"unsupported: {path}: {kind or suffix} audio; only WAV is read "
+        "(convert it: sox IN -r 16000 -c 1 -b 16 OUT.wav)",
+        node="audio",
+        file=str(path),
+    )
 
 
 def _blocks(data: memoryview, fmt: WavFormat, release=None):
     """Decoded float32 blocks (n, ch) of ``data``; ``release(start, stop)`` after each."""
     step = _BLOCK_FRAMES * fmt.frame_bytes
     for start in range(0, len(data), step):
-        yield decode(data[start:start + step], fmt)
+        yield decode(data[start : start + step], fmt)
         if release is not None:
             release(start, min(start + step, len(data)))
 
 
 def _convert_streamed(data: memoryview, fmt: WavFormat, release) -> tuple[np.ndarray, str | None]:
     """:func:`hub.audio.pcm.convert` block by block: two RMS passes, then mix and resample."""
-    import soxr
-
     n = len(data) // fmt.frame_bytes
     keep, note = np.ones(fmt.channels, bool), None
     if fmt.channels > 1 and n:
@@ -130,8 +147,11 @@ def _convert_streamed(data: memoryview, fmt: WavFormat, release) -> tuple[np.nda
             return (total / n) ** 0.5
 
         keep, note = mix_plan(np.sqrt(sq / n), mix_rms)
-    stream = soxr.ResampleStream(fmt.rate, TARGET_RATE, 1, dtype="float32", quality="HQ") \
-        if fmt.rate != TARGET_RATE else None
+    stream = (
+        soxr.ResampleStream(fmt.rate, RATE, 1, dtype="float32", quality="HQ")
+        if fmt.rate != RATE
+        else None
+    )
     out = []
     for block in _blocks(data, fmt, release):
         mono = np.ascontiguousarray(block[:, keep].mean(axis=1), dtype=np.float32)
@@ -172,12 +192,11 @@ def _finish_mono(samples: np.ndarray, fmt: WavFormat, notes: tuple[str, ...], pa
     for note in notes:
         log.warning("%s: %s", path, note)
     conversion = []
-    if fmt.rate != TARGET_RATE or fmt.channels != 1:
-        verb = "resampled" if fmt.rate != TARGET_RATE else "downmixed"
-        conversion.append(f"{verb} {fmt.rate}->{TARGET_RATE} Hz, {fmt.channels}ch->1ch")
+    if fmt.rate != RATE or fmt.channels != 1:
+        verb = "resampled" if fmt.rate != RATE else "downmixed"
+        conversion.append(f"{verb} {fmt.rate}->{RATE} Hz, {fmt.channels}ch->1ch")
     samples.flags.writeable = False
-    return Audio(samples, TARGET_RATE, fmt.rate, fmt.channels, fmt.name,
-                 tuple(notes) + tuple(conversion))
+    return Audio(samples, RATE, fmt.rate, fmt.channels, fmt.name, tuple(notes) + tuple(conversion))
 
 
 def load_wav(path: str | Path) -> Audio:
@@ -224,8 +243,9 @@ def _raw_format(path, rate: int, channels: int, width: int, encoding: str | None
     raise BadInputError(f"unsupported PCM format: {path} ({detail})", node="audio", file=str(path))
 
 
-def read_pcm(path: str | Path, *, rate: int, channels: int = 1, width: int = 2,
-             encoding: str | None = None) -> Audio:
+def read_pcm(
+    path: str | Path, *, rate: int, channels: int = 1, width: int = 2, encoding: str | None = None
+) -> Audio:
     """Read headerless little-endian PCM (a ``.pcm``/``.raw`` capture) and convert it.
 
     Args:

@@ -13,22 +13,27 @@ systemd watchdog pings sent by :func:`hub.service.listen.listen`, and systemd re
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import soxr
 
+from hub.audio.format import RATE
 from hub.errors import DeviceUnavailableError
+from hub.resilience.backoff import backoff_delay
 from hub.settings import AudioSettings
 
 log = logging.getLogger(__name__)
 
-TARGET_RATE = 16000
-"""Rate of every block :meth:`Mic.blocks` yields (Hz); the rate of the wake word and ASR."""
 BLOCK_S = 0.05
 """Length of one read from the device, seconds (50 ms: cheap when idle, quick to react)."""
+STOP_SLICE_S = 0.1
+"""Longest wait for a block before a stop is looked at again (:meth:`Mic.blocks`)."""
 FALLBACK_RATES = (48000, 44100)
 """Rates tried after 16 kHz and the device's default rate."""
 BACKOFF_FIRST_S = 0.5
@@ -53,11 +58,12 @@ class _Converter:
     """
 
     def __init__(self, rate: int, channels: int):
-        import soxr
-
-        self.passthrough = rate == TARGET_RATE and channels == 1
-        self.stream = None if rate == TARGET_RATE else soxr.ResampleStream(
-            rate, TARGET_RATE, 1, dtype="float32", quality="HQ")
+        self.passthrough = rate == RATE and channels == 1
+        self.stream = (
+            None
+            if rate == RATE
+            else soxr.ResampleStream(rate, RATE, 1, dtype="float32", quality="HQ")
+        )
 
     def __call__(self, frames: np.ndarray) -> np.ndarray:
         """``frames``: int16 (n, channels) -> int16 (m,) at 16 kHz."""
@@ -69,12 +75,12 @@ class _Converter:
         return np.clip(np.rint(mono * 32768.0), -32768, 32767).astype(np.int16)
 
 
-def _label(name: str) -> str:
+def label(name: str) -> str:
     """The device as named in messages: the configured name, or ``default``."""
     return repr(name) if name else "default"
 
 
-def _find_device(sd, name: str) -> dict | None:
+def find_device(sd, name: str) -> dict | None:
     """The input device whose name contains ``name`` (case-insensitive; exact match first),
     or PortAudio's default input when ``name`` is empty; None when there is none now."""
     try:
@@ -92,13 +98,13 @@ def _find_device(sd, name: str) -> dict | None:
     return found[0] if found else None
 
 
-def _candidates(info: dict) -> list[tuple[int, int]]:
+def candidates(info: dict) -> list[tuple[int, int]]:
     """(rate, channels) to try, in order: 16000/1, the device's default rate with its max
     input channels, then the remaining combinations of 16000, default, 48000, 44100 × 1, max."""
-    default_rate = int(info.get("default_samplerate") or TARGET_RATE)
+    default_rate = int(info.get("default_samplerate") or RATE)
     max_ch = max(1, int(info.get("max_input_channels") or 1))
-    rates = list(dict.fromkeys([TARGET_RATE, default_rate, *FALLBACK_RATES]))
-    order = [(TARGET_RATE, 1), (default_rate, max_ch)]
+    rates = list(dict.fromkeys([RATE, default_rate, *FALLBACK_RATES]))
+    order = [(RATE, 1), (default_rate, max_ch)]
     order += [(r, c) for r in rates for c in (1, max_ch)]
     return list(dict.fromkeys(order))
 
@@ -109,11 +115,16 @@ def _try_open(sd, info: dict) -> tuple[object | None, MicConfig | None, list[str
     Returns ``(stream, config, errors)``; stream and config are None when nothing opened.
     """
     errors = []
-    for rate, channels in _candidates(info):
+    for rate, channels in candidates(info):
         stream = None
         try:
-            stream = sd.InputStream(device=info["index"], samplerate=rate, channels=channels,
-                                    dtype="int16", blocksize=int(rate * BLOCK_S))
+            stream = sd.InputStream(
+                device=info["index"],
+                samplerate=rate,
+                channels=channels,
+                dtype="int16",
+                blocksize=int(rate * BLOCK_S),
+            )
             stream.start()
             return stream, MicConfig(info["name"], rate, channels), errors
         except sd.PortAudioError as exc:
@@ -127,14 +138,10 @@ def _close_quietly(sd, stream) -> None:
     """Stop and close ``stream`` (None is fine), ignoring PortAudio errors of a dead device."""
     if stream is None:
         return
-    try:
+    with contextlib.suppress(sd.PortAudioError):
         stream.stop()
-    except sd.PortAudioError:
-        pass
-    try:
+    with contextlib.suppress(sd.PortAudioError):
         stream.close()
-    except sd.PortAudioError:
-        pass
 
 
 def _reinitialise(sd) -> None:
@@ -149,12 +156,16 @@ def _reinitialise(sd) -> None:
 def _unavailable(name: str, tried: list[int], errors: list[str], waited: float):
     """The DeviceUnavailableError for a device that never opened (one line)."""
     if not tried:  # never found: no rate was tried, so none is named
-        return DeviceUnavailableError(f"no audio input device {_label(name)} (not found after "
-                                      f"{waited:g} s; `hub doctor` lists the devices)", node="mic")
+        return DeviceUnavailableError(
+            f"no audio input device {label(name)} (not found after "
+            f"{waited:g} s; `hub doctor` lists the devices)",
+            node="mic",
+        )
     rates = ", ".join(str(r) for r in dict.fromkeys(tried))
     why = f"last error: {errors[-1]}" if errors else f"not found after {waited:g} s"
-    return DeviceUnavailableError(f"no audio input device {_label(name)}: tried {rates} Hz "
-                                  f"({why})", node="mic")
+    return DeviceUnavailableError(
+        f"no audio input device {label(name)}: tried {rates} Hz ({why})", node="mic"
+    )
 
 
 def _open_waiting(sd, name: str, wait_s: float, sleep: Callable[[float], None]):
@@ -166,25 +177,25 @@ def _open_waiting(sd, name: str, wait_s: float, sleep: Callable[[float], None]):
     Raises:
         DeviceUnavailableError: nothing opened within ``wait_s`` (``hub run`` exits with 4).
     """
-    waited, pause = 0.0, BACKOFF_FIRST_S
+    waited, attempt = 0.0, 0
     tried: list[int] = []
     errors: list[str] = []
     while True:
-        info = _find_device(sd, name)
+        info = find_device(sd, name)
         if info is not None:
             stream, config, errs = _try_open(sd, info)
             if stream is not None:
                 return stream, config
             errors += errs
-            tried += [rate for rate, _ in _candidates(info)]
+            tried += [rate for rate, _ in candidates(info)]
         if waited >= wait_s:
             raise _unavailable(name, tried, errors, waited)
         if waited == 0:
-            log.warning("waiting for audio device %s (up to %g s)", _label(name), wait_s)
-        step = min(pause, wait_s - waited)
+            log.warning("waiting for audio device %s (up to %g s)", label(name), wait_s)
+        step = min(backoff_delay(attempt, BACKOFF_MAX_S, base_s=BACKOFF_FIRST_S), wait_s - waited)
         sleep(step)
         waited += step
-        pause = min(pause * 2, BACKOFF_MAX_S)
+        attempt += 1
         _reinitialise(sd)
 
 
@@ -196,8 +207,15 @@ class Mic:
         overflows: input overflows seen so far (counted and logged, never fatal).
     """
 
-    def __init__(self, sd, name: str, stream, config: MicConfig, wait_s: float,
-                 sleep: Callable[[float], None]):
+    def __init__(
+        self,
+        sd,
+        name: str,
+        stream,
+        config: MicConfig,
+        wait_s: float,
+        sleep: Callable[[float], None],
+    ):
         self._sd, self._name, self._stream = sd, name, stream
         self._wait_s, self._sleep = wait_s, sleep
         self.overflows = 0
@@ -208,19 +226,31 @@ class Mic:
         self.config = config
         self._frames = int(config.rate * BLOCK_S)
         self._convert = _Converter(config.rate, config.channels)
-        converted = "" if self._convert.passthrough else ", downmixed/resampled to 16000 Hz mono"
-        log.info("microphone %r open at %d Hz, %d ch%s", config.device, config.rate,
-                 config.channels, converted)
+        converted = "" if self._convert.passthrough else f", downmixed/resampled to {RATE} Hz mono"
+        log.info(
+            "microphone %r open at %d Hz, %d ch%s",
+            config.device,
+            config.rate,
+            config.channels,
+            converted,
+        )
 
-    def blocks(self) -> Iterator[np.ndarray]:
-        """Yield int16 16 kHz mono blocks (about 50 ms each) until :meth:`close`.
+    def blocks(self, stop: threading.Event | None = None) -> Iterator[np.ndarray]:
+        """Yield int16 16 kHz mono blocks (about 50 ms each) until :meth:`close`, or until
+        ``stop`` is set.
 
+        With ``stop``, a block is read only once the device holds it all (PortAudio's
+        ``read_available``), so a source that delivers nothing (a suspended or silent
+        server, a stalled USB device) never blocks a stop: the wait is in slices of at most
+        :data:`STOP_SLICE_S` (no block arrives meanwhile, so the watchdog still sees a hang).
         A read error closes the stream and reopens the device by name once it is back.
 
         Raises:
             DeviceUnavailableError: the device did not come back within ``device_wait_s``.
         """
         while self._stream is not None:
+            if stop is not None and not self._wait_for_block(stop):
+                return
             try:
                 frames, overflowed = self._stream.read(self._frames)
             except self._sd.PortAudioError as exc:
@@ -229,11 +259,22 @@ class Mic:
             self._failures, self._failing_s = 0, 0.0
             if overflowed:
                 self.overflows += 1
-                log.warning("input overflow on %r (%d so far)", self.config.device,
-                            self.overflows)
+                log.warning("input overflow on %r (%d so far)", self.config.device, self.overflows)
             block = self._convert(np.asarray(frames).reshape(-1, self.config.channels))
             if block.size:
                 yield block
+
+    def _wait_for_block(self, stop: threading.Event) -> bool:
+        """Wait until a whole block can be read; False when ``stop`` was set first."""
+        while not stop.is_set():
+            try:
+                missing = self._frames - self._stream.read_available
+            except self._sd.PortAudioError:
+                return True  # the read says what failed (and reopens the device)
+            if missing <= 0:
+                return True
+            stop.wait(min(STOP_SLICE_S, missing / self.config.rate))
+        return False
 
     def _reopen(self, exc: Exception) -> None:
         """Reopen after a read error, backing off while reads keep failing (no tight loop).
@@ -248,8 +289,10 @@ class Mic:
             if self._failing_s >= self._wait_s:
                 raise DeviceUnavailableError(
                     f"audio input {self.config.device!r} keeps failing: {exc} "
-                    f"(for {self._failing_s:g} s)", node="mic")
-            pause = min(BACKOFF_MAX_S, 0.5 * 2 ** (self._failures - 1))
+                    f"(for {self._failing_s:g} s)",
+                    node="mic",
+                )
+            pause = backoff_delay(self._failures - 1, BACKOFF_MAX_S, base_s=BACKOFF_FIRST_S)
             self._sleep(pause)
             self._failing_s += pause
         self._failures += 1
@@ -263,24 +306,30 @@ class Mic:
         stream, self._stream = self._stream, None
         _close_quietly(self._sd, stream)
 
-    def __enter__(self) -> "Mic":
+    def __enter__(self) -> Mic:
         return self
 
     def __exit__(self, *exc_info) -> None:
         self.close()
 
 
-def _import_sounddevice():
+def import_sounddevice():
     """Import python-sounddevice (lazily: it loads the PortAudio library)."""
     try:
+        # lazy: PortAudio (sounddevice) loads only when a device is opened
         import sounddevice
     except OSError as exc:  # libportaudio2 missing
         raise DeviceUnavailableError(f"PortAudio is not available: {exc}", node="mic") from None
     return sounddevice
 
 
-def open_mic(settings: AudioSettings, *, sd=None, wait_s: float | None = None,
-             sleep: Callable[[float], None] = time.sleep) -> Mic:
+def open_mic(
+    settings: AudioSettings,
+    *,
+    sd=None,
+    wait_s: float | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Mic:
     """Open the input device ``settings.input_device`` (a name substring; empty: default).
 
     Args:
@@ -296,76 +345,7 @@ def open_mic(settings: AudioSettings, *, sd=None, wait_s: float | None = None,
         DeviceUnavailableError: no device, or no rate/channel count it accepts, within
             ``wait_s``; the message names the device and the rates tried.
     """
-    sd = sd if sd is not None else _import_sounddevice()
+    sd = sd if sd is not None else import_sounddevice()
     wait = settings.device_wait_s if wait_s is None else wait_s
     stream, config = _open_waiting(sd, settings.input_device, wait, sleep)
     return Mic(sd, settings.input_device, stream, config, wait, sleep)
-
-
-@dataclass(frozen=True)
-class InputReport:
-    """What ``hub run`` would open: for ``hub doctor``.
-
-    Attributes:
-        devices: every input device as ``"index: name (N ch, R Hz default)"``.
-        chosen: the name of the device ``hub run`` would open, or None.
-        accepted: ``"rate Hz/channels ch"`` settings the chosen device accepts, in the order
-            ``hub run`` tries them.
-        problem: what would make ``hub run`` fail, or None.
-        fix: how to fix ``problem`` (one line), or None.
-    """
-
-    devices: list[str]
-    chosen: str | None
-    accepted: list[str]
-    problem: str | None
-    fix: str | None
-
-
-def _accepted(sd, info: dict) -> list[str]:
-    """The (rate, channels) candidates the device accepts, without opening a stream."""
-    out = []
-    for rate, channels in _candidates(info):
-        try:
-            sd.check_input_settings(device=info["index"], samplerate=rate, channels=channels,
-                                    dtype="int16")
-            out.append(f"{rate} Hz/{channels} ch")
-        except (sd.PortAudioError, ValueError):
-            continue
-    return out
-
-
-def probe_input(settings: AudioSettings, *, sd=None) -> InputReport:
-    """Check the input device ``hub run`` would open, once, without waiting or opening it.
-
-    Args:
-        settings: the ``[audio]`` settings (``input_device``).
-        sd: the sounddevice module or a fake (tests).
-    """
-    name = settings.input_device
-    try:
-        sd = sd if sd is not None else _import_sounddevice()
-        devices = [dict(d, index=d.get("index", i)) for i, d in enumerate(sd.query_devices())]
-    except (DeviceUnavailableError, OSError) as exc:
-        return InputReport([], None, [], f"PortAudio unavailable: {exc}",
-                           "install libportaudio2 (Debian: apt install libportaudio2)")
-    except Exception as exc:  # noqa: BLE001 - PortAudioError of a broken audio setup
-        return InputReport([], None, [], f"cannot list audio devices: {exc}",
-                           "check the sound server is running (pactl info) or the ALSA card")
-    inputs = [d for d in devices if d.get("max_input_channels", 0) > 0]
-    listed = [f"{d['index']}: {d['name']} ({d['max_input_channels']} ch, "
-              f"{int(d.get('default_samplerate') or 0)} Hz default)" for d in inputs]
-    if not inputs:
-        return InputReport(listed, None, [], "no audio input devices found",
-                           "plug in a microphone; with PulseAudio/PipeWire check `pactl info` "
-                           "and that hub runs in the sound server's user session (user unit)")
-    info = _find_device(sd, name)
-    if info is None:
-        return InputReport(listed, None, [], f"no input device {_label(name)}",
-                           "set [audio] input_device to a part of one of the names listed")
-    accepted = _accepted(sd, info)
-    if not accepted:
-        return InputReport(listed, info["name"], [], f"{info['name']!r} accepts none of "
-                           f"{', '.join(f'{r} Hz/{c} ch' for r, c in _candidates(info))}",
-                           "pick its plughw: or pulse device so ALSA converts the format")
-    return InputReport(listed, info["name"], accepted, None, None)

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import soxr
 
+from hub.audio.format import RATE
 from hub.audio.riff import WavFormat
-
-TARGET_RATE = 16000
-"""The rate every ASR engine of the hub is fed (Hz)."""
 
 NEAR_SILENT_DB = 20.0
 """A channel this many dB (RMS) below the loudest channel is left out of the downmix."""
@@ -75,7 +74,7 @@ def _rms(x: np.ndarray) -> np.ndarray:
     """RMS along axis 0 (per channel for (n, ch)), summed in float64 block by block."""
     total = np.zeros(x.shape[1:])
     for start in range(0, len(x), _BLOCK):
-        part = x[start:start + _BLOCK].astype(np.float64)
+        part = x[start : start + _BLOCK].astype(np.float64)
         total += np.einsum("i...,i...->...", part, part)
     return np.sqrt(total / max(len(x), 1))
 
@@ -98,8 +97,9 @@ def mix_plan(rms: np.ndarray, mix_rms) -> tuple[np.ndarray, str | None]:
     if mix_rms(keep) < CANCEL_RATIO * rms[loudest]:
         only = np.zeros(channels, bool)
         only[loudest] = True
-        return only, (f"downmix: channels cancel (anti-phase); used channel {loudest + 1} "
-                      f"of {channels}")
+        return only, (
+            f"downmix: channels cancel (anti-phase); used channel {loudest + 1} of {channels}"
+        )
     if keep.all():
         return keep, None
     used = ", ".join(str(i + 1) for i in np.flatnonzero(keep))
@@ -136,12 +136,10 @@ def to_int16(mono: np.ndarray) -> np.ndarray:
 
 
 def convert(samples: np.ndarray, rate: int) -> tuple[np.ndarray, str | None]:
-    """Downmix and resample to :data:`TARGET_RATE`; returns int16 (n,) and the downmix note."""
-    import soxr
-
+    """Downmix and resample to :data:`RATE`; returns int16 (n,) and the downmix note."""
     mono, note = downmix(as_float_frames(samples))
-    if rate != TARGET_RATE and len(mono):
-        mono = soxr.resample(np.ascontiguousarray(mono), rate, TARGET_RATE, quality="HQ")
+    if rate != RATE and len(mono):
+        mono = soxr.resample(np.ascontiguousarray(mono), rate, RATE, quality="HQ")
     return to_int16(mono), note
 
 

@@ -16,6 +16,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+import soxr
+
 from hub.errors import DeviceUnavailableError
 from hub.settings import AudioSettings
 
@@ -35,9 +38,6 @@ _DTYPE = "int16"
 
 def resample_pcm(pcm: bytes, src_rate: int, dst_rate: int, channels: int = 1) -> bytes:
     """int16 PCM from ``src_rate`` to ``dst_rate`` Hz (soxr), copied to ``channels``."""
-    import numpy as np
-    import soxr
-
     samples = np.frombuffer(pcm, dtype=np.int16)
     if src_rate != dst_rate and samples.size:
         samples = soxr.resample(samples, src_rate, dst_rate)
@@ -70,8 +70,12 @@ class Player:
         self.sd = sd
         self._on_write: Callable[[bytes, int, int], None] | None = None
 
-    def play(self, chunks: Iterable[AudioChunk], cancel: threading.Event | None = None,
-             on_write: Callable[[bytes, int, int], None] | None = None) -> float:
+    def play(
+        self,
+        chunks: Iterable[AudioChunk],
+        cancel: threading.Event | None = None,
+        on_write: Callable[[bytes, int, int], None] | None = None,
+    ) -> float:
         """Play ``chunks`` as they arrive; return the seconds of audio played.
 
         ``on_write(pcm, rate, channels)`` is called after each block was handed to the device
@@ -96,8 +100,9 @@ class Player:
         finally:
             it.close()
 
-    def _play_all(self, stream, choice: OutputChoice, chunks: Iterator[AudioChunk],
-                  cancel) -> float:
+    def _play_all(
+        self, stream, choice: OutputChoice, chunks: Iterator[AudioChunk], cancel
+    ) -> float:
         """Write every chunk to the open ``stream``, then close it; return seconds played."""
         frames = 0
         try:
@@ -108,22 +113,26 @@ class Player:
                     break
         except self.sd.PortAudioError as exc:
             raise DeviceUnavailableError(
-                f"output device {choice.name!r} failed while playing: {exc}", node="tts") from None
+                f"output device {choice.name!r} failed while playing: {exc}", node="tts"
+            ) from None
         finally:
             _close(stream, aborted=cancel is not None and cancel.is_set())
         return frames / choice.rate
 
     def _write(self, stream, chunk: AudioChunk, choice: OutputChoice, cancel) -> int:
         """Write one chunk in blocks; return frames written (per channel)."""
-        pcm = resample_pcm(chunk.pcm, chunk.rate, choice.rate, choice.channels) \
-            if (chunk.rate != choice.rate or choice.channels != 1) else chunk.pcm
+        pcm = (
+            resample_pcm(chunk.pcm, chunk.rate, choice.rate, choice.channels)
+            if (chunk.rate != choice.rate or choice.channels != 1)
+            else chunk.pcm
+        )
         frame_bytes = 2 * choice.channels
         block = max(1, int(choice.rate * BLOCK_S)) * frame_bytes
         written = 0
         for start in range(0, len(pcm), block):
             if cancel is not None and cancel.is_set():
                 break
-            data = pcm[start:start + block]
+            data = pcm[start : start + block]
             stream.write(data)
             written += len(data) // frame_bytes
             if self._on_write is not None:
@@ -141,8 +150,9 @@ class Player:
                 if want.lower() in info["name"].lower() and info.get("max_output_channels", 0) > 0:
                     return info.get("index", i), dict(info)
         except sd.PortAudioError as exc:
-            raise DeviceUnavailableError(f"no audio output device ({label}): {exc}",
-                                         node="tts") from None
+            raise DeviceUnavailableError(
+                f"no audio output device ({label}): {exc}", node="tts"
+            ) from None
         raise DeviceUnavailableError(f"no audio output device named {want!r}", node="tts")
 
     def _open(self, rate: int):
@@ -159,18 +169,21 @@ class Player:
         for r in rates:
             for ch in channels:
                 try:
-                    self.sd.check_output_settings(device=device, channels=ch, dtype=_DTYPE,
-                                                  samplerate=r)
-                    stream = self.sd.RawOutputStream(samplerate=r, device=device, channels=ch,
-                                                     dtype=_DTYPE)
+                    self.sd.check_output_settings(
+                        device=device, channels=ch, dtype=_DTYPE, samplerate=r
+                    )
+                    stream = self.sd.RawOutputStream(
+                        samplerate=r, device=device, channels=ch, dtype=_DTYPE
+                    )
                 except (self.sd.PortAudioError, ValueError) as exc:
                     last = exc
                     continue
                 _log_choice(name, rate, r, ch)
                 return OutputChoice(device, name, r, ch), stream
         tried = ", ".join(str(r) for r in rates)
-        raise DeviceUnavailableError(f"output device {name!r} refused {tried} Hz: {last}",
-                                     node="tts")
+        raise DeviceUnavailableError(
+            f"output device {name!r} refused {tried} Hz: {last}", node="tts"
+        )
 
 
 def _log_choice(name: str, rate: int, opened: int, channels: int) -> None:
@@ -178,8 +191,14 @@ def _log_choice(name: str, rate: int, opened: int, channels: int) -> None:
     if opened == rate:
         log.info("playback: %s at the voice's %d Hz, %d ch", name, rate, channels)
     else:
-        log.info("playback: %s refused %d Hz; resampling %d -> %d Hz with soxr, %d ch",
-                 name, rate, rate, opened, channels)
+        log.info(
+            "playback: %s refused %d Hz; resampling %d -> %d Hz with soxr, %d ch",
+            name,
+            rate,
+            rate,
+            opened,
+            channels,
+        )
 
 
 def _close(stream, aborted: bool) -> None:
@@ -260,6 +279,7 @@ def make_player(settings: AudioSettings, *, sd=None) -> Player:
     """
     if sd is None:
         try:
+            # lazy: PortAudio (sounddevice) loads only when a device is opened
             import sounddevice as sd
         except OSError as exc:  # libportaudio missing
             raise DeviceUnavailableError(f"PortAudio unavailable: {exc}", node="tts") from None

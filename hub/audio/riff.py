@@ -26,10 +26,20 @@ MAX_CHANNELS = 64
 """More channels than this is refused as unsupported (a corrupt header, in practice)."""
 
 _PCM, _FLOAT, _EXTENSIBLE = 0x0001, 0x0003, 0xFFFE
-_TAG_NAMES = {0x0002: "MS ADPCM", 0x0006: "A-law", 0x0007: "mu-law", 0x0011: "IMA ADPCM",
-              0x0031: "GSM 6.10", 0x0050: "MPEG", 0x0055: "MP3", 0x00FF: "AAC"}
-_GUID_TAILS = (bytes.fromhex("00001000800000aa00389b71"),  # KSDATAFORMAT_SUBTYPE_*, LE
-               bytes.fromhex("00000010800000aa00389b71"))  # the same, big-endian fields
+_TAG_NAMES = {
+    0x0002: "MS ADPCM",
+    0x0006: "A-law",
+    0x0007: "mu-law",
+    0x0011: "IMA ADPCM",
+    0x0031: "GSM 6.10",
+    0x0050: "MPEG",
+    0x0055: "MP3",
+    0x00FF: "AAC",
+}
+_GUID_TAILS = (
+    bytes.fromhex("00001000800000aa00389b71"),  # KSDATAFORMAT_SUBTYPE_*, LE
+    bytes.fromhex("00000010800000aa00389b71"),
+)  # the same, big-endian fields
 
 
 @dataclass(frozen=True)
@@ -82,7 +92,7 @@ def _unsupported(path: str, detail: str) -> BadInputError:
 
 def _plausible_chunk(buf: memoryview, pos: int) -> bool:
     """True when ``buf[pos:pos+8]`` looks like a chunk header (4 printable ASCII id bytes)."""
-    return pos + 8 <= len(buf) and all(0x20 <= b <= 0x7E for b in buf[pos:pos + 4])
+    return pos + 8 <= len(buf) and all(0x20 <= b <= 0x7E for b in buf[pos : pos + 4])
 
 
 def _next_chunk(buf: memoryview, body: int, size: int) -> int:
@@ -144,7 +154,7 @@ def _walk(buf: memoryview, order: str, path: str) -> tuple[memoryview, slice, li
             note, data = _after_data(buf, pos, data)
             warnings.append(note)
             break
-        cid, size = bytes(buf[pos:pos + 4]), struct.unpack_from(order + "I", buf, pos + 4)[0]
+        cid, size = bytes(buf[pos : pos + 4]), struct.unpack_from(order + "I", buf, pos + 4)[0]
         body = pos + 8
         if cid == b"data" and data is None:
             count, pos, note = _data_extent(buf, body, size)
@@ -157,7 +167,7 @@ def _walk(buf: memoryview, order: str, path: str) -> tuple[memoryview, slice, li
             warnings.append(f"chunk {cid.decode('ascii')!r} cut short at the end; ignored")
             break
         if cid == b"fmt " and fmt is None:
-            fmt = buf[body:body + size]
+            fmt = buf[body : body + size]
         pos = _next_chunk(buf, body, size)
     if fmt is None or data is None:
         raise _truncated(path)
@@ -170,9 +180,11 @@ def _after_data(buf: memoryview, pos: int, data: slice) -> tuple[str, slice]:
     Right after the data chunk they are more audio (a header finalised too early, trust the
     bytes present), unless they are an ID3 tag; anywhere else they are ignored.
     """
-    if pos in (data.stop, data.stop + 1) and bytes(buf[pos:pos + 3]) != b"ID3":
-        note = (f"header data size {data.stop - data.start} disagrees with file; "
-                f"using {len(buf) - data.start} bytes present")
+    if pos in (data.stop, data.stop + 1) and bytes(buf[pos : pos + 3]) != b"ID3":
+        note = (
+            f"header data size {data.stop - data.start} disagrees with file; "
+            f"using {len(buf) - data.start} bytes present"
+        )
         return note, slice(data.start, len(buf))
     return f"ignored {len(buf) - pos} bytes after the last chunk", data
 
@@ -205,8 +217,10 @@ def _parse_fmt(fmt: memoryview, order: str, path: str) -> tuple[WavFormat, list[
     spec = WavFormat(encoding, channels, rate, bits // 8, valid, order == ">")
     warnings = []
     if align != spec.frame_bytes:
-        warnings.append(f"header block align {align} disagrees with {channels}ch x {bits}-bit;"
-                        f" using {spec.frame_bytes}")
+        warnings.append(
+            f"header block align {align} disagrees with {channels}ch x {bits}-bit;"
+            f" using {spec.frame_bytes}"
+        )
     return spec, warnings
 
 
@@ -249,4 +263,4 @@ def parse_wav(buf: bytes | memoryview, path: str) -> WavLayout:
     spec, fmt_notes = _parse_fmt(fmt_body, order, path)
     used, partial = whole_frames(data.stop - data.start, spec.frame_bytes)
     notes = warnings + walk_notes + fmt_notes + ([partial] if partial else [])
-    return WavLayout(spec, buf[data.start:data.start + used], tuple(notes))
+    return WavLayout(spec, buf[data.start : data.start + used], tuple(notes))

@@ -14,7 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from hub.audio.format import CHANNELS, WIDTH
 from hub.audio.pcm import AudioChunk
+from hub.audio.player import resample_pcm
 from hub.errors import TransientError
 
 _UNKNOWN_SIZE = 0xFFFFFFFF
@@ -24,16 +26,23 @@ _UNKNOWN_SIZE = 0xFFFFFFFF
 def wav_header(rate: int, data_bytes: int = _UNKNOWN_SIZE) -> bytes:
     """A 44-byte RIFF/WAVE header for int16 mono at ``rate``; unknown length: 0xFFFFFFFF sizes."""
     riff = _UNKNOWN_SIZE if data_bytes == _UNKNOWN_SIZE else 36 + data_bytes
-    return (b"RIFF" + struct.pack("<I", riff) + b"WAVE"
-            + b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
-            + b"data" + struct.pack("<I", data_bytes))
+    return (
+        b"RIFF"
+        + struct.pack("<I", riff)
+        + b"WAVE"
+        + b"fmt "
+        + struct.pack(
+            "<IHHIIHH", 16, 1, CHANNELS, rate, rate * WIDTH * CHANNELS, WIDTH * CHANNELS, WIDTH * 8
+        )
+        + b"data"
+        + struct.pack("<I", data_bytes)
+    )
 
 
 def _pcm_at(chunk: AudioChunk, rate: int) -> bytes:
     """The chunk's PCM at ``rate`` (resampled with soxr when the rates differ)."""
     if chunk.rate == rate:
         return chunk.pcm
-    from hub.audio.player import resample_pcm
 
     return resample_pcm(chunk.pcm, chunk.rate, rate)
 
@@ -42,13 +51,13 @@ def _write_seekable(chunks: Iterable[AudioChunk], f: BinaryIO, rate: int) -> int
     """A normal WAV through the ``wave`` module (it seeks back to fill in the sizes)."""
     frames = 0
     with wave.open(f, "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
+        w.setnchannels(CHANNELS)
+        w.setsampwidth(WIDTH)
         w.setframerate(rate)
         for chunk in chunks:
             pcm = _pcm_at(chunk, rate)
             w.writeframes(pcm)
-            frames += len(pcm) // 2
+            frames += len(pcm) // WIDTH
     return frames
 
 
@@ -69,7 +78,7 @@ def _write_stream(chunks: Iterable[AudioChunk], f: BinaryIO, rate: int) -> int:
         pcm = _pcm_at(chunk, rate)
         f.write(pcm)
         f.flush()
-        frames += len(pcm) // 2
+        frames += len(pcm) // WIDTH
     return frames
 
 

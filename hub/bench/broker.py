@@ -28,24 +28,33 @@ def free_port() -> int:
 class Broker:
     """``mosquitto -c conf -v`` on a free port; ``log`` is everything it printed."""
 
-    def __init__(self, folder: Path, extra: str = "allow_anonymous true\n",
-                 persistence: bool = False) -> None:
+    def __init__(
+        self, folder: Path, extra: str = "allow_anonymous true\n", persistence: bool = False
+    ) -> None:
         self.port = free_port()
         self.folder = folder
         self.conf = folder / "mosquitto.conf"
         self.logfile = folder / "mosquitto.log"
         # user root: no privilege drop, so the log and a password file in a 0700 pytest folder
         # stay readable; log_dest file is flushed per line (stdout is block-buffered)
-        keep = f"persistence true\npersistence_location {folder}/\n" if persistence \
+        keep = (
+            f"persistence true\npersistence_location {folder}/\n"
+            if persistence
             else "persistence false\n"
-        self.conf.write_text(f"listener {self.port} 127.0.0.1\n{keep}user root\n"
-                             f"log_type all\nlog_dest file {self.logfile}\n{extra}")
+        )
+        self.conf.write_text(
+            f"listener {self.port} 127.0.0.1\n{keep}user root\n"
+            f"log_type all\nlog_dest file {self.logfile}\n{extra}"
+        )
         self.proc: subprocess.Popen | None = None
         self.start()
 
     def start(self) -> None:
-        self.proc = subprocess.Popen(["mosquitto", "-c", str(self.conf), "-v"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            ["mosquitto", "-c", str(self.conf), "-v"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         end = time.monotonic() + WAIT_S
         while time.monotonic() < end:
             try:

@@ -9,14 +9,23 @@ store is filled to ``entries`` fingerprints and the lookup time is measured.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import tempfile
 import time
 import wave
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import soxr
 
-RATE = 16000
+from hub.audio.format import RATE
+from hub.core.hub import Hub
+from hub.resilience.percentile import percentile
+from hub.settings import Settings, StoreSettings
+from hub.store import fingerprint as fpm
+from hub.store.db import Store
 
 
 def load_wav(path: str | Path) -> np.ndarray:
@@ -25,8 +34,6 @@ def load_wav(path: str | Path) -> np.ndarray:
     Raises:
         wave.Error, OSError: not a readable 16-bit wav.
     """
-    import soxr
-
     with wave.open(str(path)) as w:
         if w.getsampwidth() != 2:
             raise wave.Error(f"{path}: not 16-bit PCM")
@@ -40,12 +47,10 @@ def load_wav(path: str | Path) -> np.ndarray:
 def variants(x: np.ndarray, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Speed x0.95/x1.05 (soxr resampling: tempo and pitch together), gain -6/+6 dB (clipped
     to int16), white noise at 20 dB SNR (relative to the mean power of ``x``)."""
-    import soxr
-
     out = {f"speed{s}": soxr.resample(x, RATE, RATE / s).astype(np.float32) for s in (0.95, 1.05)}
     for g in (-6, 6):
         out[f"gain{g:+d}dB"] = np.clip(x * 10 ** (g / 20), -32768, 32767)
-    power = float(np.mean(x ** 2))
+    power = float(np.mean(x**2))
     out["noise20dB"] = x + rng.standard_normal(len(x)).astype(np.float32) * np.sqrt(power / 100)
     return out
 
@@ -61,15 +66,13 @@ def accuracy(store, files: list[Path], loose: float, rng) -> dict:
 
     Returns hit/false counts, the 5th percentile of the variants' similarity to their own
     recording and the highest similarity of a never-heard one to any stored one."""
-    from hub.store import fingerprint as fpm
-
     heard, unheard = files[::2], files[1::2]
     stored = [fpm.compute(load_wav(f), query=False) for f in heard]
-    for f, fp in zip(heard, stored):
+    for f, fp in zip(heard, stored, strict=True):
         store.put_fingerprint("bench", fp, f.stem)
     right = wrong = missed = 0
     true_sims, false_sims = [], []
-    for f, own in zip(heard, stored):
+    for f, own in zip(heard, stored, strict=True):
         for v in variants(load_wav(f), rng).values():
             query = fpm.compute(v)
             true_sims.append(fpm.similarity(query, own))
@@ -84,20 +87,22 @@ def accuracy(store, files: list[Path], loose: float, rng) -> dict:
         found = store.find_fingerprint("bench", query, loose)
         if found:
             false_hits.append(f"{f.stem} -> {found[0]} ({found[2]:.2f})")
-    return {"heard": len(heard), "variants": right + wrong + missed, "right": right,
-            "wrong": wrong, "missed": missed, "unheard": len(unheard), "false_hits": false_hits,
-            "variant_similarity_p5": float(np.percentile(true_sims, 5)) if true_sims else None,
-            "unheard_similarity_max": max(false_sims, default=None)}
+    return {
+        "heard": len(heard),
+        "variants": right + wrong + missed,
+        "right": right,
+        "wrong": wrong,
+        "missed": missed,
+        "unheard": len(unheard),
+        "false_hits": false_hits,
+        "variant_similarity_p5": float(np.percentile(true_sims, 5)) if true_sims else None,
+        "unheard_similarity_max": max(false_sims, default=None),
+    }
 
 
 def lookup_times(store, files: list[Path], entries: int, loose: float, rng) -> dict:
     """Fill the store to ``entries`` fingerprints (random variants), then time 200 lookups of
     the recordings by their features (no digest: the acoustic path, LSH and DTW, every time)."""
-    from dataclasses import replace
-
-    from hub.resilience.percentile import percentile
-    from hub.store import fingerprint as fpm
-
     base = [load_wav(f) for f in files]
     n = 0
     while n < entries:
@@ -115,50 +120,56 @@ def lookup_times(store, files: list[Path], entries: int, loose: float, rng) -> d
         times.append((time.perf_counter() - t1) * 1000)
         cpu.append((time.process_time() - c1) * 1000)
         features.append((t1 - t) * 1000)
-    return {"entries": entries, "lookups": len(times), "p50_ms": percentile(times, 50),
-            "p95_ms": percentile(times, 95), "cpu_p50_ms": percentile(cpu, 50),
-            "cpu_p95_ms": percentile(cpu, 95), "features_p50_ms": percentile(features, 50),
-            "features_p95_ms": percentile(features, 95)}
+    return {
+        "entries": entries,
+        "lookups": len(times),
+        "p50_ms": percentile(times, 50),
+        "p95_ms": percentile(times, 95),
+        "cpu_p50_ms": percentile(cpu, 50),
+        "cpu_p95_ms": percentile(cpu, 95),
+        "features_p50_ms": percentile(features, 50),
+        "features_p95_ms": percentile(features, 95),
+    }
 
 
 def soxr_speed(x: np.ndarray, factor: float) -> np.ndarray:
     """``x`` played ``factor`` times faster (resampled)."""
-    import soxr
-
     return soxr.resample(x, RATE, RATE / factor).astype(np.float32)
 
 
 def replay_ttfa(settings, path: Path, turns: int = 5) -> dict:
     """TTFA (ms) of ``turns`` replays of one file with the real engines and a fresh store: the
     first turn runs ASR and TTS, the later ones hit the fingerprint and answer-audio caches."""
-    import dataclasses
-    import tempfile
-
-    from hub.core.hub import Hub
-    from hub.store.db import Store
-
     x = np.clip(load_wav(path), -32768, 32767).astype(np.int16)
     with tempfile.TemporaryDirectory() as tmp:
-        hub = Hub(dataclasses.replace(settings, llm=dataclasses.replace(
-            settings.llm, intents_on=(), answers_on=())), entry="replay",
-            store=Store(Path(tmp) / "ttfa.db"), speak=True)
+        hub = Hub(
+            dataclasses.replace(
+                settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=())
+            ),
+            entry="replay",
+            store=Store(Path(tmp) / "ttfa.db"),
+            speak=True,
+        )
         traces = [hub.turn_audio(x, file=str(path)) for _ in range(turns)]
     ttfa = [t["timings_ms"]["ttfa"] for t in traces]
-    return {"file": path.name, "first_ms": ttfa[0], "again_ms": ttfa[1:],
-            "sources": [t["source"] for t in traces], "intent": traces[-1]["intent"],
-            "last_timings_ms": traces[-1]["timings_ms"]}
+    return {
+        "file": path.name,
+        "first_ms": ttfa[0],
+        "again_ms": ttfa[1:],
+        "sources": [t["source"] for t in traces],
+        "intent": traces[-1]["intent"],
+        "last_timings_ms": traces[-1]["timings_ms"],
+    }
 
 
 def run(folders: list[Path], settings=None, entries: int = 10000, seed: int = 1) -> dict:
     """The whole suite on a temporary store; the figures as a dict."""
-    import tempfile
-
-    from hub.settings import Settings, StoreSettings
-    from hub.store.db import Store
-
     settings = settings or Settings()
-    cfg = StoreSettings(cache_mb=1000, fingerprint_strict=settings.store.fingerprint_strict,
-                        fingerprint_loose=settings.store.fingerprint_loose)
+    cfg = StoreSettings(
+        cache_mb=1000,
+        fingerprint_strict=settings.store.fingerprint_strict,
+        fingerprint_loose=settings.store.fingerprint_loose,
+    )
     rng = np.random.default_rng(seed)
     files = recordings(folders)
     with tempfile.TemporaryDirectory() as tmp:
@@ -174,26 +185,36 @@ def report(r: dict) -> str:
     """The markdown section of :func:`run`'s figures."""
     a, lk, t = r["accuracy"], r["lookup"], r["ttfa"]
     n = a["variants"]
-    return "\n".join([
-        "## Fingerprint", "", "Made by: `hub bench --suite fingerprint`", "",
-        f"Thresholds: strict {r['thresholds']['strict']}, loose {r['thresholds']['loose']} "
-        "(the L1 lookup when ASR failed uses the loose one).", "",
-        "| what | result |", "|---|---|",
-        f"| variants of {a['heard']} heard commands (speed 0.95/1.05, gain -6/+6 dB, noise "
-        f"20 dB SNR) | {a['right']}/{n} right ({a['right'] / n:.0%}), {a['wrong']} wrong, "
-        f"{a['missed']} missed |",
-        f"| {a['unheard']} commands never heard | {len(a['false_hits'])} false hits "
-        f"{', '.join(a['false_hits'])} |",
-        f"| similarity: variants p5, never-heard max | {a['variant_similarity_p5']:.3f}, "
-        f"{a['unheard_similarity_max']:.3f} |",
-        f"| lookup with {lk['entries']} entries ({lk['lookups']} lookups, LSH + DTW) "
-        f"| p50 {lk['p50_ms']:.1f} ms, p95 {lk['p95_ms']:.1f} ms (CPU time p50 "
-        f"{lk['cpu_p50_ms']:.1f} ms, p95 {lk['cpu_p95_ms']:.1f} ms) |",
-        f"| features of the utterance (MFCC, before the lookup) | p50 {lk['features_p50_ms']:.1f}"
-        f" ms, p95 {lk['features_p95_ms']:.1f} ms |",
-        f"| TTFA replaying `{t['file']}` (real engines) | first {t['first_ms']:.0f} ms, again "
-        f"{', '.join(f'{v:.0f}' for v in t['again_ms'])} ms ({t['sources'][-1]}) |",
-        "", f"Last replay's node times (ms): {json.dumps(t['last_timings_ms'])}", ""])
+    return "\n".join(
+        [
+            "## Fingerprint",
+            "",
+            "Made by: `hub bench --suite fingerprint`",
+            "",
+            f"Thresholds: strict {r['thresholds']['strict']}, loose {r['thresholds']['loose']} "
+            "(the L1 lookup when ASR failed uses the loose one).",
+            "",
+            "| what | result |",
+            "|---|---|",
+            f"| variants of {a['heard']} heard commands (speed 0.95/1.05, gain -6/+6 dB, noise "
+            f"20 dB SNR) | {a['right']}/{n} right ({a['right'] / n:.0%}), {a['wrong']} wrong, "
+            f"{a['missed']} missed |",
+            f"| {a['unheard']} commands never heard | {len(a['false_hits'])} false hits "
+            f"{', '.join(a['false_hits'])} |",
+            f"| similarity: variants p5, never-heard max | {a['variant_similarity_p5']:.3f}, "
+            f"{a['unheard_similarity_max']:.3f} |",
+            f"| lookup with {lk['entries']} entries ({lk['lookups']} lookups, LSH + DTW) "
+            f"| p50 {lk['p50_ms']:.1f} ms, p95 {lk['p95_ms']:.1f} ms (CPU time p50 "
+            f"{lk['cpu_p50_ms']:.1f} ms, p95 {lk['cpu_p95_ms']:.1f} ms) |",
+            f"| features of the utterance (MFCC, before the lookup) | "
+            f"p50 {lk['features_p50_ms']:.1f} ms, p95 {lk['features_p95_ms']:.1f} ms |",
+            f"| TTFA replaying `{t['file']}` (real engines) | first {t['first_ms']:.0f} ms, again "
+            f"{', '.join(f'{v:.0f}' for v in t['again_ms'])} ms ({t['sources'][-1]}) |",
+            "",
+            f"Last replay's node times (ms): {json.dumps(t['last_timings_ms'])}",
+            "",
+        ]
+    )
 
 
 def bench_fingerprint(args, settings, folders) -> str:

@@ -13,34 +13,45 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+from paho.mqtt.client import CallbackAPIVersion, Client, MQTTv5
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
 from hub.bench.broker import Broker
+from hub.core.hub import Hub
+from hub.devices.mqtt import MqttBackend
+from hub.home import Home
 from hub.resilience.percentile import percentile
+from hub.store.db import Store
 
 COMMANDS = 1000
 FREEZES, FREEZE_S = 20, 10.0
 FLAP_TURNS, FLAP_S = 1000, 5.0
 SETTLE_S = 120.0
-SENTENCES = ("turn on the kitchen light", "turn off the office light", "turn on the bed light",
-             "turn off the kitchen light", "turn on the office light", "turn off the bed light")
+SENTENCES = (
+    "turn on the kitchen light",
+    "turn off the office light",
+    "turn on the bed light",
+    "turn off the kitchen light",
+    "turn on the office light",
+    "turn off the bed light",
+)
 
 
 class Device:
     """Subscribes to every command topic with a persistent session; counts keys."""
 
     def __init__(self, port: int, prefix: str = "hub") -> None:
-        from paho.mqtt.client import CallbackAPIVersion, Client, MQTTv5
-        from paho.mqtt.packettypes import PacketTypes
-        from paho.mqtt.properties import Properties
-
         self.keys: list[str] = []
         self._lock = threading.Lock()
-        self.client = Client(CallbackAPIVersion.VERSION2, client_id="bench-device",
-                             protocol=MQTTv5)
+        self.client = Client(CallbackAPIVersion.VERSION2, client_id="bench-device", protocol=MQTTv5)
         self.client.reconnect_delay_set(0.05, 0.5)
         self.client.on_message = self._got
         self.client.on_connect = lambda c, *a: c.subscribe(f"{prefix}/+/+/set", qos=1)
@@ -75,13 +86,11 @@ def _wait(pred, timeout_s: float) -> bool:
 
 
 def _hub(settings, broker: Broker, folder: Path):
-    from hub.core.hub import Hub
-    from hub.store.db import Store
-
     s = dataclasses.replace(
-        settings, mqtt=dataclasses.replace(settings.mqtt, host="127.0.0.1", port=broker.port,
-                                           discovery=()),
-        llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
+        settings,
+        mqtt=dataclasses.replace(settings.mqtt, host="127.0.0.1", port=broker.port, discovery=()),
+        llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()),
+    )
     hub = Hub(s, entry="ask", store=Store(folder / "hub.db"), speak=False)
     hub.engines.warm(["rules", "devices"])
     backend = hub.engines.devices()
@@ -98,23 +107,27 @@ def _outbox(hub) -> dict[str, str]:
 
 def bench_rate(settings, folder: Path) -> dict:
     """1,000 commands through the backend, one after another."""
-    from hub.devices.mqtt import MqttBackend
-    from hub.home import Home
-    from hub.store.db import Store
-
     broker = Broker(folder / "rate")
     device = Device(broker.port)
     home = Home.from_settings(settings.home)
     names = [e.name for e in home.entities if e.domain == "light"] or ["Kitchen Light"]
-    backend = MqttBackend(dataclasses.replace(settings.mqtt, host="127.0.0.1", port=broker.port,
-                                              discovery=()),
-                          home=home, store=Store(folder / "rate.db"), notify=lambda e: None)
+    backend = MqttBackend(
+        dataclasses.replace(settings.mqtt, host="127.0.0.1", port=broker.port, discovery=()),
+        home=home,
+        store=Store(folder / "rate.db"),
+        notify=lambda e: None,
+    )
     backend.link.subscribed.wait(10)
     times, results = [], []
     start = time.monotonic()
     for n in range(COMMANDS):
-        action = {"entity": names[n % len(names)], "domain": "light", "service": "turn_on",
-                  "data": {}, "idempotency_key": f"rate-{n}"}
+        action = {
+            "entity": names[n % len(names)],
+            "domain": "light",
+            "service": "turn_on",
+            "data": {},
+            "idempotency_key": f"rate-{n}",
+        }
         t = time.monotonic()
         results.append(backend.publish(action))
         times.append((time.monotonic() - t) * 1000)
@@ -124,9 +137,15 @@ def bench_rate(settings, folder: Path) -> dict:
     backend.close()
     device.close()
     broker.close()
-    return {"commands": COMMANDS, "per_s": COMMANDS / elapsed, "p50": percentile(times, 50),
-            "p95": percentile(times, 95), "done": results.count("done"),
-            "distinct": distinct, "messages": messages}
+    return {
+        "commands": COMMANDS,
+        "per_s": COMMANDS / elapsed,
+        "p50": percentile(times, 50),
+        "p95": percentile(times, 95),
+        "done": results.count("done"),
+        "distinct": distinct,
+        "messages": messages,
+    }
 
 
 def bench_freeze(settings, folder: Path) -> dict:
@@ -146,10 +165,16 @@ def bench_freeze(settings, folder: Path) -> dict:
     keys = _outbox(hub)
     _wait(lambda: device.count()[0] >= len(keys), 10)
     distinct, messages = device.count()
-    out = {"tries": FREEZES, "sorry": sorry, "dropped": len(backend.dropped),
-           "queued": sum("when it's reachable" in a for a in answers), "actions": len(keys),
-           "done": list(keys.values()).count("done"), "distinct": distinct,
-           "messages": messages}
+    out = {
+        "tries": FREEZES,
+        "sorry": sorry,
+        "dropped": len(backend.dropped),
+        "queued": sum("when it's reachable" in a for a in answers),
+        "actions": len(keys),
+        "done": list(keys.values()).count("done"),
+        "distinct": distinct,
+        "messages": messages,
+    }
     backend.close()
     device.close()
     broker.close()
@@ -189,10 +214,20 @@ def bench_flap(settings, folder: Path) -> dict:
     _wait(lambda: device.count()[0] >= len(keys), 30)
     distinct, messages = device.count()
     lost = len(set(keys) - set(device.keys))
-    out = {"turns": FLAP_TURNS, "seconds": elapsed, "sorry": sorry, "queued": queued,
-           "p95": percentile(times, 95), "actions": len(keys), "settled": settled,
-           "done": list(keys.values()).count("done"), "distinct": distinct,
-           "messages": messages, "lost": lost, "dropped": len(backend.dropped)}
+    out = {
+        "turns": FLAP_TURNS,
+        "seconds": elapsed,
+        "sorry": sorry,
+        "queued": queued,
+        "p95": percentile(times, 95),
+        "actions": len(keys),
+        "settled": settled,
+        "done": list(keys.values()).count("done"),
+        "distinct": distinct,
+        "messages": messages,
+        "lost": lost,
+        "dropped": len(backend.dropped),
+    }
     backend.close()
     device.close()
     broker.close()
@@ -201,8 +236,6 @@ def bench_flap(settings, folder: Path) -> dict:
 
 def bench_mqtt(args, settings, folders) -> str:
     """Run the three measurements; the report section (Markdown)."""
-    import os
-
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="hub-bench-mqtt-") as tmp:
         folder = Path(tmp)
@@ -211,11 +244,11 @@ def bench_mqtt(args, settings, folders) -> str:
         rate = bench_rate(settings, folder)
         freeze = bench_freeze(settings, folder)
         flap = bench_flap(settings, folder)
-    import sys
 
     command = ("hub " + " ".join(sys.argv[1:])).strip()
-    return report(rate, freeze, flap, f"{os.cpu_count()} cores, load average {load:.1f} at "
-                  f"start", command)
+    return report(
+        rate, freeze, flap, f"{os.cpu_count()} cores, load average {load:.1f} at start", command
+    )
 
 
 def report(rate: dict, freeze: dict, flap: dict, machine: str, command: str) -> str:
@@ -223,12 +256,39 @@ def report(rate: dict, freeze: dict, flap: dict, machine: str, command: str) -> 
     return f"""## MQTT
 
 Made by: `{command}` (a throw-away Mosquitto on 127.0.0.1; a device client with a
-persistent session counts idempotency keys). Machine: {machine}; date {time.strftime('%Y-%m-%d')}.
+persistent session counts idempotency keys). Machine: {machine}; date {time.strftime("%Y-%m-%d")}.
 The rate is the broker round trip (PUBACK) per command, so it falls with the machine's load.
 
 | measurement | result |
 |---|---|
-| {rate['commands']} commands, one after another, each waiting for its PUBACK | {rate['per_s']:.0f} commands/s; publish p50 {rate['p50']:.2f} ms, p95 {rate['p95']:.2f} ms; {rate['done']} done; device got {rate['distinct']} distinct keys in {rate['messages']} messages |
-| broker SIGSTOPped {FREEZE_S:g} s during a command turn, {freeze['tries']} tries | {freeze['sorry']} answers "Sorry", {freeze['dropped']} reported dropped, {freeze['queued']} answered "when it's reachable"; {freeze['done']}/{freeze['actions']} acknowledged after the thaw; device got {freeze['distinct']} distinct keys in {freeze['messages']} messages |
-| {flap['turns']} command turns, broker stopped/started every {FLAP_S:g} s ({flap['seconds']:.0f} s) | {flap['sorry']} answers "Sorry", {flap['queued']} queued answers, turn p95 {flap['p95']:.0f} ms; after it settled: {flap['done']}/{flap['actions']} acknowledged, {flap['lost']} lost, device got {flap['distinct']} distinct keys in {flap['messages']} messages ({flap['messages'] - flap['distinct']} repeats a device drops by key), {flap['dropped']} reported dropped |
+{_table_rows(rate, freeze, flap)}
 """
+
+
+def _table_rows(rate: dict, freeze: dict, flap: dict) -> str:
+    """The three rows of the MQTT table (Markdown, one line each)."""
+    rows = [
+        (
+            f"{rate['commands']} commands, one after another, each waiting for its PUBACK",
+            f"{rate['per_s']:.0f} commands/s; publish p50 {rate['p50']:.2f} ms, "
+            f"p95 {rate['p95']:.2f} ms; {rate['done']} done; device got {rate['distinct']} "
+            f"distinct keys in {rate['messages']} messages",
+        ),
+        (
+            f"broker SIGSTOPped {FREEZE_S:g} s during a command turn, {freeze['tries']} tries",
+            f'{freeze["sorry"]} answers "Sorry", {freeze["dropped"]} reported dropped, '
+            f'{freeze["queued"]} answered "when it\'s reachable"; '
+            f"{freeze['done']}/{freeze['actions']} acknowledged after the thaw; device got "
+            f"{freeze['distinct']} distinct keys in {freeze['messages']} messages",
+        ),
+        (
+            f"{flap['turns']} command turns, broker stopped/started every {FLAP_S:g} s "
+            f"({flap['seconds']:.0f} s)",
+            f'{flap["sorry"]} answers "Sorry", {flap["queued"]} queued answers, '
+            f"turn p95 {flap['p95']:.0f} ms; after it settled: {flap['done']}/{flap['actions']} "
+            f"acknowledged, {flap['lost']} lost, device got {flap['distinct']} distinct keys in "
+            f"{flap['messages']} messages ({flap['messages'] - flap['distinct']} repeats a device "
+            f"drops by key), {flap['dropped']} reported dropped",
+        ),
+    ]
+    return "\n".join(f"| {what} | {result} |" for what, result in rows)

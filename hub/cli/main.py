@@ -12,10 +12,19 @@ import logging
 import sys
 
 from hub import __version__
+from hub.bench import suites as bench
+from hub.cli import config, home, models, replay, run, serve, stats, wyoming
+from hub.cli import doctor as tools
+from hub.cli import say as speak
 from hub.errors import ConfigError, DeviceUnavailableError, ExitCode, HubError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE, EXIT_INTERRUPTED = (
-    ExitCode.OK, ExitCode.INTERNAL, ExitCode.BAD_INPUT, ExitCode.DEVICE, ExitCode.INTERRUPTED)
+    ExitCode.OK,
+    ExitCode.INTERNAL,
+    ExitCode.BAD_INPUT,
+    ExitCode.DEVICE,
+    ExitCode.INTERRUPTED,
+)
 
 DESCRIPTION = """\
 hub: an offline voice hub that keeps answering.
@@ -31,6 +40,7 @@ examples:
   hub say "Hello there" --out hello.wav             synthesize speech
   hub doctor                                        what is installed, load and heat factors
   hub config example > hub.toml                     every config key, commented
+  hub home import --out home.toml                   the home as Home Assistant exposes it
 
 exit codes: 0 ok (no_speech and degraded included), 1 internal error,
             2 unreadable/unsupported input or bad config, 3 network unreachable
@@ -40,37 +50,51 @@ config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in d
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", metavar="FILE", help="TOML config (default: $HUB_CONFIG, "
-                   "/etc/hub/hub.toml, built-in)")
-    p.add_argument("-v", "--verbose", action="count", default=0,
-                   help="log more to stderr (-v info, -vv debug)")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML config (default: $HUB_CONFIG, /etc/hub/hub.toml, built-in)",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="count", default=0, help="log more to stderr (-v info, -vv debug)"
+    )
 
 
 def _inject(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--inject", action="append", default=[], metavar="NODE=FAULT",
-                   help="inject a fault: NODE in asr, rules, llm_intent, llm_answer, act, tts; "
-                   "FAULT in hang, slow:MS, error, garbage, crash (repeatable)")
+    p.add_argument(
+        "--inject",
+        action="append",
+        default=[],
+        metavar="NODE=FAULT",
+        help="inject a fault: NODE in asr, rules, llm_intent, llm_answer, act, tts; "
+        "FAULT in hang, slow:MS, error, garbage, crash (repeatable)",
+    )
 
 
 def _store(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", metavar="FILE", help="SQLite store (default: [store] path, "
-                   "else one per user and config file in ~/.local/state/hub/); ':memory:' "
-                   "keeps nothing")
-    p.add_argument("--store-create", action="store_true",
-                   help="create the store's folder if it does not exist")
+    p.add_argument(
+        "--store",
+        metavar="FILE",
+        help="SQLite store (default: [store] path, "
+        "else one per user and config file in ~/.local/state/hub/); ':memory:' "
+        "keeps nothing",
+    )
+    p.add_argument(
+        "--store-create", action="store_true", help="create the store's folder if it does not exist"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``hub`` with all subcommands."""
-    from hub.bench import suites as bench
-    from hub.cli import (config, doctor as tools, models, replay, run, say as speak, stats,
-                         wyoming)
-
-    parser = argparse.ArgumentParser(prog="hub", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="hub",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"hub {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (replay, speak, run, tools, stats, config, wyoming, bench):
+    for module in (replay, speak, run, serve, tools, stats, config, wyoming, home, bench):
         module.add_parsers(sub, common=_common, inject=_inject, store=_store)
     models.add_models_parser(sub)
     return parser
@@ -78,8 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _setup_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, stream=sys.stderr,
-                        format="hub: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="hub: %(levelname)s %(name)s: %(message)s"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"hub: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except Exception as exc:  # noqa: BLE001 - the one place an unexpected error is reported
+    except Exception as exc:
         if getattr(args, "verbose", 0) >= 2:
             raise
-        print(f"hub: internal error: {type(exc).__name__}: {exc} (run with -vv for details)",
-              file=sys.stderr)
+        print(
+            f"hub: internal error: {type(exc).__name__}: {exc} (run with -vv for details)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL

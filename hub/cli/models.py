@@ -20,47 +20,75 @@ import argparse
 import sys
 from typing import TextIO
 
-from hub.errors import BadInputError, ConfigError, HubError, ExitCode
+from hub.errors import BadInputError, ConfigError, ExitCode, HubError
 from hub.models.download import NetworkError
 from hub.models.install import fetch, installed_path, models_dir, read_sidecar
 from hub.models.manifest import Model, load_manifest
+from hub.models.packaged import load_packaged, verify_packaged
 from hub.models.verify import installed_names, verify_installed
+from hub.settings import load_settings
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_NETWORK, EXIT_INTERRUPTED = (
-    ExitCode.OK, ExitCode.INTERNAL, ExitCode.BAD_INPUT, ExitCode.NETWORK, ExitCode.INTERRUPTED)
+    ExitCode.OK,
+    ExitCode.INTERNAL,
+    ExitCode.BAD_INPUT,
+    ExitCode.NETWORK,
+    ExitCode.INTERRUPTED,
+)
 
 
 def add_models_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``models`` with ``list``, ``fetch NAME`` and ``verify [NAME]`` to an argparse
     ``subparsers``; the parsed args carry ``func=run_models``."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--dest", metavar="DIR",
-                        help="models folder (default: $HUB_MODELS_DIR, else "
-                             "$XDG_DATA_HOME/hub/models)")
-    common.add_argument("--manifest", metavar="FILE",
-                        help="model manifest (default: $HUB_MODELS_MANIFEST, else the one that "
-                             "ships)")
-    parser = subparsers.add_parser("models", help="list, fetch and verify downloadable models",
-                                   description="Offline models the hub can download once.")
-    sub = parser.add_subparsers(dest="models_command", metavar="list|fetch|verify|warm",
-                                required=True)
+    common.add_argument(
+        "--dest",
+        metavar="DIR",
+        help="models folder (default: $HUB_MODELS_DIR, else $XDG_DATA_HOME/hub/models)",
+    )
+    common.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="model manifest (default: $HUB_MODELS_MANIFEST, else the one that ships)",
+    )
+    parser = subparsers.add_parser(
+        "models",
+        help="list, fetch and verify downloadable models",
+        description="Offline models the hub can download once.",
+    )
+    sub = parser.add_subparsers(
+        dest="models_command", metavar="list|fetch|verify|warm", required=True
+    )
     sub.add_parser("list", parents=[common], help="models in the manifest, installed or not")
-    fetch_p = sub.add_parser("fetch", parents=[common],
-                             help="download, check sha256 and install a model")
+    fetch_p = sub.add_parser(
+        "fetch", parents=[common], help="download, check sha256 and install a model"
+    )
     fetch_p.add_argument("name", help="a name from `hub models list`")
-    fetch_p.add_argument("--no-verify", action="store_true",
-                         help="install files whose sha256 the manifest does not know")
-    fetch_p.add_argument("--from", dest="source_dir", metavar="FOLDER",
-                         help="take the files from this folder instead of downloading them")
-    verify_p = sub.add_parser("verify", parents=[common],
-                              help="recheck installed models' sha256")
+    fetch_p.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="install files whose sha256 the manifest does not know",
+    )
+    fetch_p.add_argument(
+        "--from",
+        dest="source_dir",
+        metavar="FOLDER",
+        help="take the files from this folder instead of downloading them",
+    )
+    verify_p = sub.add_parser("verify", parents=[common], help="recheck installed models' sha256")
     verify_p.add_argument("name", nargs="?", help="one model (default: all installed)")
-    warm_p = sub.add_parser("warm", help="build the LLM's prompt cache for a config now",
-                            description="Load the LLM and build its prompt cache for the "
-                            "config's home, so the first question after install is fast. "
-                            "`hub ask`, `hub replay` and `hub run` also do this at start.")
-    warm_p.add_argument("--config", metavar="FILE", help="TOML config (default: $HUB_CONFIG, "
-                        "/etc/hub/hub.toml, built-in)")
+    warm_p = sub.add_parser(
+        "warm",
+        help="build the LLM's prompt cache for a config now",
+        description="Load the LLM and build its prompt cache for the "
+        "config's home, so the first question after install is fast. "
+        "`hub ask`, `hub replay` and `hub run` also do this at start.",
+    )
+    warm_p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML config (default: $HUB_CONFIG, /etc/hub/hub.toml, built-in)",
+    )
     parser.set_defaults(func=run_models)
     return parser
 
@@ -76,8 +104,11 @@ def _state(model: Model, dest) -> str:
     if path is not None:
         return str(path)
     root = models_dir(dest)
-    have = sum((root / f"{f.filename}.part").stat().st_size for f in model.files
-               if (root / f"{f.filename}.part").is_file())
+    have = sum(
+        (root / f"{f.filename}.part").stat().st_size
+        for f in model.files
+        if (root / f"{f.filename}.part").is_file()
+    )
     return f"partial: {_size(have)} of {_size(model.size)}" if have else "no"
 
 
@@ -85,20 +116,39 @@ def _table(rows: list[tuple[str, ...]], out: TextIO) -> None:
     """Print rows as left-aligned columns, the last one unpadded."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1], file=out)
+        cells = "  ".join(c.ljust(w) for c, w in zip(row[:-1], widths, strict=True))
+        print(cells + "  " + row[-1], file=out)
+
+
+def _packaged(args) -> dict:
+    """The manifest's packaged models (:mod:`hub.models.packaged`), unless ``--dest`` names
+    another models folder (they live in the Python environment, not in a models folder)."""
+    return {} if args.dest else load_packaged(args.manifest)
 
 
 def _cmd_list(args, out: TextIO, err: TextIO) -> int:
     """``hub models list``."""
     models = load_manifest(args.manifest)
     rows = [("NAME", "KIND", "SIZE", "LICENSE", "INSTALLED")]
-    rows += [(m.name, m.kind, _size(m.size), m.license, _state(m, args.dest))
-             for m in models.values()]
+    rows += [
+        (m.name, m.kind, _size(m.size), m.license, _state(m, args.dest)) for m in models.values()
+    ]
+    rows += [
+        (m.name, m.kind, _size(m.size), m.license, str(m.path() or f"no (pip install {m.package})"))
+        for m in _packaged(args).values()
+    ]
     for name in installed_names(args.dest):
         if name not in models:
             meta = read_sidecar(models_dir(args.dest) / name) or {}
-            rows.append((name, str(meta.get("kind", "?")), "?", str(meta.get("license", "?")),
-                         f"{installed_path(name, args.dest)} (not in the manifest)"))
+            rows.append(
+                (
+                    name,
+                    str(meta.get("kind", "?")),
+                    "?",
+                    str(meta.get("license", "?")),
+                    f"{installed_path(name, args.dest)} (not in the manifest)",
+                )
+            )
     _table(rows, out)
     return EXIT_OK
 
@@ -115,8 +165,7 @@ def _cmd_fetch(args, out: TextIO, err: TextIO) -> int:
             print(installed_path(model.name, args.dest), file=out)
             return EXIT_OK
         print(f"{model.name} is installed but corrupt; installing it again", file=err)
-    path = fetch(model, args.dest, no_verify=args.no_verify, source_dir=args.source_dir,
-                 stream=err)
+    path = fetch(model, args.dest, no_verify=args.no_verify, source_dir=args.source_dir, stream=err)
     print(f"{model.name} installed", file=err)
     print(path, file=out)
     return EXIT_OK
@@ -124,27 +173,39 @@ def _cmd_fetch(args, out: TextIO, err: TextIO) -> int:
 
 def _cmd_verify(args, out: TextIO, err: TextIO) -> int:
     """``hub models verify [NAME]``: one line per model; 2 when any is corrupt."""
-    names = [args.name] if args.name else installed_names(args.dest)
+    packaged = _packaged(args)
+    names = (
+        [args.name]
+        if args.name
+        else installed_names(args.dest) + [n for n, m in packaged.items() if m.path() is not None]
+    )
     if not names:
         print(f"no models installed in {models_dir(args.dest)}", file=out)
         return EXIT_OK
     bad = 0
     for name in names:
-        report = verify_installed(name, args.dest)
+        report = (
+            verify_packaged(packaged[name])
+            if name in packaged
+            else verify_installed(name, args.dest)
+        )
         note = "" if report.verified_at_install else " (installed with --no-verify)"
         if report.ok:
             print(f"{name}: ok{note}", file=out)
         else:
             bad += 1
-            print(f"{name}: corrupt: {'; '.join(report.problems)}{note}; "
-                  f"`hub models fetch {name}` installs it again", file=out)
+            print(
+                f"{name}: corrupt: {'; '.join(report.problems)}{note}; "
+                f"`hub models fetch {name}` installs it again",
+                file=out,
+            )
     return EXIT_BAD_INPUT if bad else EXIT_OK
 
 
 def _cmd_warm(args, out: TextIO, err: TextIO) -> int:
     """``hub models warm``: the LLM loaded and its prompt cache written (0), or why not (1)."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.core.hub import Hub
-    from hub.settings import load_settings
 
     settings = load_settings(args.config)
     if settings.llm.url:
@@ -153,16 +214,18 @@ def _cmd_warm(args, out: TextIO, err: TextIO) -> int:
     hub = Hub(settings, entry="ask", store=None, speak=False)
     engine = hub.engines.llm()
     ready = getattr(engine, "cache_ready", lambda: True)()
-    print(f"LLM prompt cache {'ready' if ready else 'not written (see the warning above)'}",
-          file=err)
+    print(
+        f"LLM prompt cache {'ready' if ready else 'not written (see the warning above)'}", file=err
+    )
     return EXIT_OK if ready else EXIT_INTERNAL
 
 
 _COMMANDS = {"list": _cmd_list, "fetch": _cmd_fetch, "verify": _cmd_verify, "warm": _cmd_warm}
 
 
-def run_models(args: argparse.Namespace, out: TextIO | None = None,
-               err: TextIO | None = None) -> int:
+def run_models(
+    args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
     """Run a parsed ``hub models ...`` command; return its exit code (see the module doc).
 
     Expected failures print one line to ``err`` (default stderr); nothing is raised for them.

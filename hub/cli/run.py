@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+
+from hub.cli.args import make_hub, settings_for
+
 RUN_EPILOG = """\
 microphone: [audio] input_device = "NAME" picks the input by a case-insensitive substring of
 its PortAudio name (exact name first); empty means the system default. `hub doctor` lists
@@ -17,12 +21,14 @@ output: one JSON trace line per turn on stdout."""
 
 def add_parsers(sub, *, common, inject, store) -> None:
     """Register ``run``."""
-    import argparse
-
-    p = sub.add_parser("run", help="listen on the microphone and answer (the daemon)",
-                       description="Listen for the wake word, then answer each utterance. "
-                       "Exits with 4 when no audio device can be opened.",
-                       epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "run",
+        help="listen on the microphone and answer (the daemon)",
+        description="Listen for the wake word, then answer each utterance. "
+        "Exits with 4 when no audio device can be opened.",
+        epilog=RUN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     common(p)
     inject(p)
     store(p)
@@ -31,6 +37,6 @@ def add_parsers(sub, *, common, inject, store) -> None:
 
 
 def _run_daemon(args) -> int:
-    from hub.service.daemon import run_daemon
+    from hub.service.daemon import run_daemon  # lazy: hub --help must not load the daemon
 
-    return run_daemon(args)
+    return run_daemon(args, make_hub, lambda: settings_for(args))

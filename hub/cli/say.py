@@ -5,13 +5,17 @@ from __future__ import annotations
 import sys
 
 from hub.errors import FatalError, TransientError
+from hub.settings import load_settings
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
     """Register ``say``."""
-    p = sub.add_parser("say", help="synthesize TEXT into a wav file",
-                       description="Synthesize TEXT with the configured Piper voice "
-                       "(normalized: numbers, times, units). '--out -' streams to stdout.")
+    p = sub.add_parser(
+        "say",
+        help="synthesize TEXT into a wav file",
+        description="Synthesize TEXT with the configured Piper voice "
+        "(normalized: numbers, times, units). '--out -' streams to stdout.",
+    )
     common(p)
     p.add_argument("text", metavar="TEXT", help="what to say")
     p.add_argument("--out", metavar="FILE.wav", required=True, help="output wav, or - for stdout")
@@ -21,10 +25,12 @@ def add_parsers(sub, *, common, inject, store) -> None:
 def run_say(args) -> int:
     """Write the speech of ``args.text`` to ``args.out``: 0 on success; 2 (one line on stderr,
     nothing written) when TEXT has nothing to say or the voice is missing or unloadable."""
-    from hub.settings import load_settings
-    from hub.tts.textnorm import speakable
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.audio.wav import write_wav
+
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.tts.piper import make_tts
+    from hub.tts.textnorm import speakable
 
     settings = load_settings(args.config, warn_no_home=False)
     if not speakable(args.text):

@@ -2,33 +2,46 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
 import time
+
+from hub import names
+from hub.cli.args import store_location
+from hub.resilience.percentile import percentile as pct
+from hub.settings import load_settings
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
     """Register ``stats``."""
-    p = sub.add_parser("stats", help="summarize recent turns from the journal",
-                       description="Turns, per-node latency p50/p95, TTFA and total time "
-                       "(over the same turns), fallback levels, error kinds, breaker events "
-                       "and the fingerprint cache hit rate, over --since (default 24h).")
+    p = sub.add_parser(
+        "stats",
+        help="summarize recent turns from the journal",
+        description="Turns, per-node latency p50/p95, TTFA and total time "
+        "(over the same turns), fallback levels, error kinds, breaker events "
+        "and the fingerprint cache hit rate, over --since (default 24h).",
+    )
     common(p)
     store(p)
-    p.add_argument("--since", type=parse_since, default=86400.0, metavar="AGE",
-                   help="how far back: 90s, 30m, 24h, 7d, 2w (24h)")
-    p.add_argument("--last", type=_positive, default=None, metavar="N",
-                   help="at most the N newest turns")
+    p.add_argument(
+        "--since",
+        type=parse_since,
+        default=86400.0,
+        metavar="AGE",
+        help="how far back: 90s, 30m, 24h, 7d, 2w (24h)",
+    )
+    p.add_argument(
+        "--last", type=_positive, default=None, metavar="N", help="at most the N newest turns"
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=run_stats)
 
 
 def _positive(text: str) -> int:
-    import argparse
-
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return int(text)
@@ -36,8 +49,6 @@ def _positive(text: str) -> int:
 
 def parse_since(text: str) -> float:
     """``"24h"`` -> 86400.0: a number and a unit (s, m, h, d, w). Raises ArgumentTypeError."""
-    import argparse
-
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
     if not m or float(m.group(1)) <= 0:
         raise argparse.ArgumentTypeError(f"expected an age such as 24h or 7d, got {text!r}")
@@ -49,25 +60,44 @@ def _count(out: dict, key: str) -> None:
 
 
 def _p(vals: list[float]) -> dict:
-    from hub.resilience.percentile import percentile as pct
-
     return {"n": len(vals), "p50": pct(vals, 50), "p95": pct(vals, 95)}
 
 
+def fallback_level(trace: dict):
+    """The fallback level a journal trace counts at: its own, except that a curated answer
+    (``source`` faq) counts at :func:`hub.intents.faq.curated_level` (0 unless a rules or LLM
+    node failed), also in traces journaled before the graph said so (they have 3)."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
+    from hub.intents.faq import curated_level
+
+    level = trace.get("fallback_level")
+    if trace.get("source") == "faq" and level == 3:
+        return curated_level(trace.get("errors"))
+    return level
+
+
 def summarize(traces: list[dict], breaker_events: list[dict] = ()) -> dict:
-    """Figures of ``traces`` (journal traces): counts by status, source, fallback level and
-    error kind; p50/p95 ms per node; TTFA and total over the same turns (those that spoke,
+    """Figures of ``traces`` (journal traces): counts by status, source, fallback level
+    (:func:`fallback_level`: a curated answer counts as an answer) and error kind; p50/p95 ms
+    per node; TTFA and total over the same turns (those that spoke,
     so total >= TTFA for each); breaker transitions; fingerprint cache hit rate of audio turns
     (those that ran ASR or hit the cache).
     """
-    out: dict = {"turns": len(traces), "status": {}, "source": {}, "fallback_level": {},
-                 "errors": {}, "nodes_ms": {}}
+    out: dict = {
+        "turns": len(traces),
+        "status": {},
+        "source": {},
+        "fallback_level": {},
+        "errors": {},
+        "nodes_ms": {},
+    }
     nodes: dict[str, list[float]] = {}
     ttfa, total = [], []
     audio = hits = 0
     for t in traces:
-        for key in ("status", "source", "fallback_level"):
-            _count(out[key], str(t.get(key)))
+        for key in ("status", "source"):
+            _count(out[key], str(t.get(key) or "none"))
+        _count(out["fallback_level"], str(fallback_level(t)))
         for e in t.get("errors") or []:
             _count(out["errors"], f"{e.get('node')}:{e.get('kind')}")
         timings = t.get("timings_ms") or {}
@@ -77,7 +107,7 @@ def summarize(traces: list[dict], breaker_events: list[dict] = ()) -> dict:
         if timings.get("ttfa") is not None and timings.get("total") is not None:
             ttfa.append(timings["ttfa"])
             total.append(max(timings["total"], timings["ttfa"]))
-        if t.get("file") or "asr" in timings or t.get("source") == "cache":
+        if t.get("file") or names.ASR in timings or t.get("source") == "cache":
             audio += 1
             hits += t.get("source") == "cache"
     out["nodes_ms"] = {n: _p(v) for n, v in sorted(nodes.items())}
@@ -102,8 +132,11 @@ def table(summary: dict, since_s: float) -> str:
     rate = summary["cache_hit_rate"]
     lines.append("fingerprint cache hits: " + ("-" if rate is None else f"{rate:.0%}"))
     lines.append(f"{'latency (ms)':<14}{'n':>6}{'p50':>10}{'p95':>10}")
-    rows = [*summary["nodes_ms"].items(), ("ttfa", summary["ttfa_ms"]),
-            ("total", summary["total_ms"])]
+    rows = [
+        *summary["nodes_ms"].items(),
+        ("ttfa", summary["ttfa_ms"]),
+        ("total", summary["total_ms"]),
+    ]
     for name, p in rows:
         lines.append(f"{name:<14}{p['n']:>6}{_fmt(p['p50']):>10}{_fmt(p['p95']):>10}")
     return "\n".join(lines)
@@ -111,8 +144,7 @@ def table(summary: dict, since_s: float) -> str:
 
 def run_stats(args) -> int:
     """Print the summary of the turns journaled within ``--since``; 0."""
-    from hub.core.replay import store_location
-    from hub.settings import load_settings
+    # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.store.db import open_store
 
     settings = load_settings(args.config)

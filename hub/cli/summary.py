@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hub.intents.score import correct, expected_for
+
 CLASSES = ("understood", "not understood", "rejected", "no speech", "degraded", "bad input")
 """The summary's classes, in the order they are printed."""
 
@@ -43,19 +45,24 @@ def score_lines(rules, traces: list[dict], sentences: dict[str, str | None]) -> 
     ``sentences`` maps each trace's file to what was said (None: not scored, e.g. a file
     missing from ``--expect``); the expected intent is what the rules give for the sentence.
     """
-    from hub.intents.score import correct, expected_for
-
-    scored = [(t, s) for t, s in ((t, sentences.get(t["file"])) for t in traces)
-              if s is not None and t["status"] != "bad_input"]
+    scored = [
+        (t, s)
+        for t, s in ((t, sentences.get(t["file"])) for t in traces)
+        if s is not None and t["status"] != "bad_input"
+    ]
     misses = []
     for trace, sentence in scored:
         want = expected_for(rules, sentence)
         if not correct(trace, want):
-            misses.append(f"miss: {Path(trace['file']).name}: said {sentence!r} -> "
-                          f"{want[0]}; heard {trace['transcript']!r} -> {trace['intent']}")
+            misses.append(
+                f"miss: {Path(trace['file']).name}: said {sentence!r} -> "
+                f"{want[0]}; heard {trace['transcript']!r} -> {trace['intent']}"
+            )
     ok = len(scored) - len(misses)
     pct = 100 * ok / len(scored) if scored else 0.0
-    head = (f"accuracy: {ok}/{len(scored)} ({pct:.0f}%) right intent and slots "
-            f"(the rules' reading of what was said)")
+    head = (
+        f"accuracy: {ok}/{len(scored)} ({pct:.0f}%) right intent and slots "
+        f"(the rules' reading of what was said)"
+    )
     unscored = len(traces) - len(scored)
     return [head + (f"; {unscored} not scored" if unscored else "")] + misses

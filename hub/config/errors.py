@@ -9,10 +9,17 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 _EXPECTED = {
-    "int_type": "an integer", "int_parsing": "an integer", "int_from_float": "an integer",
-    "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
-    "bool_parsing": "true or false", "string_type": "a string", "dict_type": "a table",
-    "tuple_type": "a list", "list_type": "a list",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "string_type": "a string",
+    "dict_type": "a table",
+    "tuple_type": "a list",
+    "list_type": "a list",
 }
 """pydantic error type -> what the TOML value should have been."""
 

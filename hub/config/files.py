@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hub.errors import ConfigError
+from hub.resilience.faults import parse_faults
 
 WAKE_BUILTINS = ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa")
 """pymicro-wakeword's built-in models (its ``Model`` enum)."""
@@ -17,6 +18,7 @@ WAKE_BUILTINS = ("okay_nabu", "hey_jarvis", "hey_mycroft", "alexa")
 
 def _wake_builtins() -> tuple[str, ...]:
     try:
+        # lazy: the wake word models (TFLite) load only when wake detection runs
         from pymicro_wakeword import Model
     except ImportError:  # the package is checked by `hub doctor`; the names are still known
         return WAKE_BUILTINS
@@ -29,8 +31,10 @@ def _check_wake(model: str) -> None:
         return
     path = Path(model).expanduser()
     if path.suffix not in (".tflite", ".json") or not path.with_suffix(".json").is_file():
-        raise ConfigError(f"wake.model: no wake word {model!r}: neither a built-in "
-                          f"({', '.join(builtins)}) nor a microWakeWord .tflite with its .json")
+        raise ConfigError(
+            f"wake.model: no wake word {model!r}: neither a built-in "
+            f"({', '.join(builtins)}) nor a microWakeWord .tflite with its .json"
+        )
 
 
 def _check_voice(voice: str) -> None:
@@ -48,6 +52,9 @@ def _check_paths(settings) -> None:
             raise ConfigError(f"{key}: no such file {value!r}")
     if settings.asr.vosk_model and not Path(settings.asr.vosk_model).expanduser().is_dir():
         raise ConfigError(f"asr.vosk_model: no such folder {settings.asr.vosk_model!r}")
+    whisper = settings.asr.whisper_model
+    if whisper and not (Path(whisper).expanduser() / "model.bin").is_file():
+        raise ConfigError(f"asr.whisper_model: no faster-whisper model (model.bin) in {whisper!r}")
     for i, value in enumerate(settings.intents.custom_sentences):
         if not Path(value).expanduser().exists():
             raise ConfigError(f"intents.custom_sentences[{i}]: no such file or folder {value!r}")
@@ -70,15 +77,16 @@ def check_files(settings, nodes=()) -> None:
 
 def _check_values(settings, nodes) -> None:
     """``[resilience] inject`` parses; ``fingerprint_strict`` is at least ``fingerprint_loose``."""
-    from hub.resilience.faults import parse_faults
-
     for i, spec in enumerate(settings.resilience.inject):
         try:
             parse_faults([spec], nodes)
         except ConfigError as exc:
-            raise ConfigError(f"resilience.inject[{i}]: "
-                              f"{exc.message.removeprefix(f'--inject {spec!r}: ')}") from None
+            raise ConfigError(
+                f"resilience.inject[{i}]: {exc.message.removeprefix(f'--inject {spec!r}: ')}"
+            ) from None
     store = settings.store
     if store.fingerprint_strict < store.fingerprint_loose:
-        raise ConfigError(f"store.fingerprint_strict: must be at least fingerprint_loose "
-                          f"({store.fingerprint_loose}), got {store.fingerprint_strict}")
+        raise ConfigError(
+            f"store.fingerprint_strict: must be at least fingerprint_loose "
+            f"({store.fingerprint_loose}), got {store.fingerprint_strict}"
+        )

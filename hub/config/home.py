@@ -18,18 +18,44 @@ import tomllib
 from hub.errors import ConfigError
 from hub.paths import DATA_DIR
 
-_ENTITY_KEYS = {"name", "domain", "area", "features", "state", "attributes", "sensitive",
-                "confirm"}
-_SHAPES = {"floors": {"name"}, "areas": {"name", "floor"}, "entities": _ENTITY_KEYS}
-_TYPES = {"domain": (str, "a string"), "area": (str, "a string"), "state": (str, "a string"),
-          "features": (list, "a list"), "attributes": (dict, "a table"),
-          "sensitive": (bool, "true or false"), "confirm": (bool, "true or false")}
+_ENTITY_KEYS = {
+    "name",
+    "domain",
+    "area",
+    "features",
+    "state",
+    "attributes",
+    "sensitive",
+    "confirm",
+    "aliases",
+}
+_SHAPES = {"floors": {"name"}, "areas": {"name", "floor", "aliases"}, "entities": _ENTITY_KEYS}
+_TYPES = {
+    "domain": (str, "a string"),
+    "area": (str, "a string"),
+    "state": (str, "a string"),
+    "features": (list, "a list"),
+    "aliases": (list, "a list"),
+    "attributes": (dict, "a table"),
+    "sensitive": (bool, "true or false"),
+    "confirm": (bool, "true or false"),
+}
 
 
-NUMERIC_ATTRIBUTES = ("current_temperature", "temperature", "target_temperature",
-                      "current_humidity", "humidity", "brightness", "brightness_pct",
-                      "color_temp_kelvin", "volume_level", "current_position",
-                      "current_tilt_position", "battery_level")
+NUMERIC_ATTRIBUTES = (
+    "current_temperature",
+    "temperature",
+    "target_temperature",
+    "current_humidity",
+    "humidity",
+    "brightness",
+    "brightness_pct",
+    "color_temp_kelvin",
+    "volume_level",
+    "current_position",
+    "current_tilt_position",
+    "battery_level",
+)
 """Entity attributes that hold a number (Home Assistant's state attributes of that name)."""
 
 
@@ -59,45 +85,95 @@ def _check_shape(part: str, i: int, item) -> None:
     if not isinstance(item.get("name"), str) or not item["name"].strip():
         raise ConfigError(f"{path}.name: expected a non-empty string")
     for key, (kind, what) in _TYPES.items():
-        if key in item and (not isinstance(item[key], kind) or
-                            (kind is not bool and isinstance(item[key], bool))):
+        if key in item and (
+            not isinstance(item[key], kind) or (kind is not bool and isinstance(item[key], bool))
+        ):
             raise ConfigError(f"{path}.{key}: expected {what}, got {item[key]!r}")
 
 
 def _check_unique(part: str, items) -> None:
+    """Names are unique; entities may share one only in different areas (BC-50: the area
+    tells "Ceiling Light" in the Kitchen from the Office one), and aliases are strings."""
     seen: dict[str, int] = {}
     for i, item in enumerate(items):
         key = _norm(item["name"])
+        if part == "entities":
+            key = _entity_key(i, item, items, seen)
         if key in seen:
-            raise ConfigError(f"home.{part}[{i}].name: {item['name']!r} is already the name of "
-                              f"home.{part}[{seen[key]}]")
+            raise ConfigError(
+                f"home.{part}[{i}].name: {item['name']!r} is already the name of "
+                f"home.{part}[{seen[key]}]"
+                + (" in the same area (give each its own area)" if part == "entities" else "")
+            )
         seen[key] = i
+
+
+def _entity_key(i: int, item: dict, items, seen: dict) -> str:
+    """The uniqueness key of entity ``i``: its name, with its area when another entity has
+    the same name (both need an area then); ConfigError on an alias that is no string."""
+    for j, alias in enumerate(item.get("aliases", ())):
+        if not isinstance(alias, str) or not alias.strip():
+            raise ConfigError(f"home.entities[{i}].aliases[{j}]: expected a non-empty string")
+    name = _norm(item["name"])
+    shared = [k for k, other in enumerate(items) if _norm(other["name"]) == name]
+    if len(shared) == 1:
+        return name
+    if not item.get("area"):
+        raise ConfigError(
+            f"home.entities[{i}].name: {item['name']!r} is already the name of "
+            f"home.entities[{next(k for k in shared if k != i)}] (same-named entities need "
+            "an area each)"
+        )
+    return f"{name}\x00{_norm(item['area'])}"
 
 
 def _check_entity(i: int, ent: dict, areas: set[str]) -> None:
     path = f"home.entities[{i}]"
     if "domain" not in ent:
-        raise ConfigError(f"{path}.domain: missing (e.g. \"light\", \"lock\", \"cover\")")
+        raise ConfigError(f'{path}.domain: missing (e.g. "light", "lock", "cover")')
     known = domains()
     spec = known.get(ent["domain"])
     if spec is None:
-        raise ConfigError(f"{path}.domain: unknown domain {ent['domain']!r}"
-                          f"{_hint(ent['domain'], known)}")
+        raise ConfigError(
+            f"{path}.domain: unknown domain {ent['domain']!r}{_hint(ent['domain'], known)}"
+        )
     if "area" in ent and ent["area"] not in areas:
         raise ConfigError(f"{path}.area: no area named {ent['area']!r}{_hint(ent['area'], areas)}")
     state = ent.get("state")
     if state is not None and "*" not in spec["states"] and state not in spec["states"]:
-        raise ConfigError(f"{path}.state: {state!r} is not a state of a {ent['domain']}; "
-                          f"states are {', '.join(spec['states'])}")
+        raise ConfigError(
+            f"{path}.state: {state!r} is not a state of a {ent['domain']}; "
+            f"states are {', '.join(spec['states'])}"
+        )
     for key, value in ent.get("attributes", {}).items():
-        if key in NUMERIC_ATTRIBUTES and (isinstance(value, bool)
-                                          or not isinstance(value, (int, float))):
+        if key in NUMERIC_ATTRIBUTES and (
+            isinstance(value, bool) or not isinstance(value, (int, float))
+        ):
             raise ConfigError(f"{path}.attributes.{key}: expected a number, got {value!r}")
     for j, feature in enumerate(ent.get("features", ())):
         if feature not in spec["features"]:
             allowed = ", ".join(spec["features"]) or "none"
-            raise ConfigError(f"{path}.features[{j}]: {feature!r} is not a feature of a "
-                              f"{ent['domain']}; features are {allowed}")
+            raise ConfigError(
+                f"{path}.features[{j}]: {feature!r} is not a feature of a "
+                f"{ent['domain']}; features are {allowed}"
+            )
+
+
+def entity_keys(tables) -> list[str]:
+    """The hub's key of each ``[[home.entities]]`` table, in order: its ``name``, or
+    "<area> <name>" when more than one table has that name (case ignored) and this one has an
+    area ("Kitchen Ceiling Light" and "Office Ceiling Light" for two "Ceiling Light"s)."""
+    counts: dict[str, int] = {}
+    for table in tables:
+        key = str(table["name"]).casefold()
+        counts[key] = counts.get(key, 0) + 1
+    return [
+        f"{t['area']} {t['name']}"
+        if counts[str(t["name"]).casefold()] > 1 and t.get("area")
+        # only areas tell same-named entities apart
+        else t["name"]
+        for t in tables
+    ]
 
 
 def check_home(home) -> None:
@@ -110,9 +186,28 @@ def check_home(home) -> None:
     areas = {a["name"] for a in home.areas}
     for i, area in enumerate(home.areas):
         if "floor" in area and area["floor"] not in floors:
-            raise ConfigError(f"home.areas[{i}].floor: no floor named {area['floor']!r}"
-                              f"{_hint(area['floor'], floors)}")
+            raise ConfigError(
+                f"home.areas[{i}].floor: no floor named {area['floor']!r}"
+                f"{_hint(area['floor'], floors)}"
+            )
     for i, ent in enumerate(home.entities):
         _check_entity(i, ent, areas)
+    keys = [_norm(k) for k in entity_keys(home.entities)]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            raise ConfigError(
+                f"home.entities[{i}].name: {home.entities[i]['name']!r} in its area is also "
+                f"called {entity_keys(home.entities)[i]!r} as home.entities[{keys.index(key)}]"
+            )
     if home.satellite_area and home.satellite_area not in areas:
         raise ConfigError(f"home.satellite_area: no area named {home.satellite_area!r}")
+    zone_name = getattr(home, "time_zone", "")
+    if zone_name:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # lazy: only with a zone set
+
+        try:
+            ZoneInfo(zone_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"home.time_zone: no time zone {zone_name!r} (an IANA name like Europe/London)"
+            ) from None

@@ -16,8 +16,9 @@ def as_tuples(cls, table: dict) -> dict:
     out = {}
     for key, value in table.items():
         hint = hints.get(key)
-        origin = typing.get_origin(typing.get_args(hint)[0] if typing.get_origin(hint)
-                                   is Annotated else hint)
+        origin = typing.get_origin(
+            typing.get_args(hint)[0] if typing.get_origin(hint) is Annotated else hint
+        )
         out[key] = tuple(value) if origin is tuple and isinstance(value, list) else value
     return out
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hub.errors import FatalError, HubError
 from hub.resilience.memory import release_free_memory
@@ -19,21 +19,45 @@ log = logging.getLogger("hub.core.engines")
 
 
 def _asr(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.asr import make_asr_engine
 
     return make_asr_engine(hub.settings.asr, hub.settings.home, cache_dir=hub.cache_dir)
 
 
+def _asr2(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
+    from hub.asr import make_second_engine
+
+    return make_second_engine(hub.settings.asr, hub.settings.home)
+
+
 def _rules(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.intents.rules import Rules
 
     return Rules(hub.home, hub.settings.intents)
 
 
 def _actor(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.act import Actor
+    from hub.act.liststore import ListStore
 
-    return Actor(hub.home, hub.timers)
+    return Actor(
+        hub.home,
+        hub.timers,
+        clock=hub.wall,
+        tz=hub.alarms.zone,  # one wall clock
+        lists=ListStore(hub.store, remote=lambda name: _ha_items(hub, name)),
+        alerts=hub.alarms,
+    )
+
+
+def _ha_items(hub, name: str) -> list | None:
+    """The open items of list ``name`` in Home Assistant when it is linked there, else None."""
+    ha = getattr(hub.engines.devices(), "ha", None)
+    return ha.todo_items(name) if ha is not None and ha.handles(name) else None
 
 
 class _NoDevices:
@@ -48,26 +72,42 @@ class _NoDevices:
 
 
 def _devices(hub):
-    from hub.devices.mqtt import make_backend
+    # lazy: an engine's module (and its library) loads only when the engine is built
+    from hub.devices.backends import make_devices
 
-    return make_backend(hub.settings.mqtt, hub.store, home=hub.home,
-                        breaker=hub.breakers.get("mqtt")) or _NoDevices()
+    return (
+        make_devices(
+            hub.settings,
+            hub.store,
+            home=hub.home,  # one identity: the service
+            breaker=hub.breakers.get("mqtt"),
+            service=hub.entry == "run",
+        )
+        or _NoDevices()
+    )
 
 
 def _tts(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.tts.piper import make_tts
 
     return make_tts(hub.settings.tts)
 
 
 def _llm(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.llm import make_llm
 
-    return make_llm(hub.settings.llm, hub.settings.home, hub.engines.rules().intent_names(),
-                    release=hub.entry == "run")  # long-lived: resident only while used
+    return make_llm(
+        hub.settings.llm,
+        hub.settings.home,
+        hub.engines.rules().intent_names(),
+        release=hub.entry in ("run", "replay"),
+    )  # long-lived, or many files of which few need it: resident only while used
 
 
 def _faq(hub):
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.intents.faq import Faq
 
     path = hub.settings.resilience.faq
@@ -75,21 +115,36 @@ def _faq(hub):
 
 
 DEFAULT_FACTORIES: dict[str, Callable] = {
-    "asr": _asr, "rules": _rules, "actor": _actor, "tts": _tts, "llm": _llm, "faq": _faq,
+    "asr": _asr,
+    "asr2": _asr2,
+    "rules": _rules,
+    "actor": _actor,
+    "tts": _tts,
+    "llm": _llm,
+    "faq": _faq,
     "devices": _devices,
 }
 """Engine factories by name; each takes the Hub and returns the engine."""
 
 
 class Engines:
-    """Engines built on first use, once; a failed build is remembered for ``retry_after_s``.
+    """Engines built on first use, once; a failed build is remembered for ``retry_after_s``
+    seconds of ``clock`` (the hub's monotonic clock).
 
     Each engine has its own lock, so one engine's factory may use another engine (the LLM's
     whitelist comes from the rules) and a slow build blocks only the callers of that engine.
     """
 
-    def __init__(self, hub, factories: dict[str, Callable], retry_after_s: float):
+    def __init__(
+        self,
+        hub,
+        factories: dict[str, Callable],
+        retry_after_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._hub, self._factories, self._retry_after = hub, factories, retry_after_s
+        self._clock = clock
         self._built: dict[str, object] = {}
         self._failed: dict[str, tuple[float, HubError]] = {}
         self._locks = {name: threading.Lock() for name in factories}
@@ -107,16 +162,16 @@ class Engines:
             if name in self._built:
                 return self._built[name]
             failed = self._failed.get(name)
-            if failed and time.monotonic() - failed[0] < self._retry_after:
+            if failed and self._clock() - failed[0] < self._retry_after:
                 raise failed[1]
             try:
                 engine = self._factories[name](self._hub)
             except HubError as exc:
-                self._failed[name] = (time.monotonic(), exc)
+                self._failed[name] = (self._clock(), exc)
                 raise
-            except Exception as exc:  # noqa: BLE001 - a library's own error while loading
+            except Exception as exc:
                 err = FatalError(f"cannot load {name}: {exc}", node=name)
-                self._failed[name] = (time.monotonic(), err)
+                self._failed[name] = (self._clock(), err)
                 raise err from None
             self._built[name] = engine
             self._failed.pop(name, None)
@@ -130,6 +185,7 @@ class Engines:
         are built when this returns. With ``tts`` among them, the canned answers are rendered
         and stored too.
         """
+
         def build(name: str) -> None:
             start = time.monotonic()
             try:
@@ -138,8 +194,10 @@ class Engines:
             except HubError as exc:
                 log.warning("%s unavailable: %s", name, exc.message)
 
-        threads = [threading.Thread(target=build, args=(n,), name=f"hub-warm-{n}")
-                   for n in dict.fromkeys(names)]
+        threads = [
+            threading.Thread(target=build, args=(n,), name=f"hub-warm-{n}")
+            for n in dict.fromkeys(names)
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -148,7 +206,7 @@ class Engines:
             self._hub.prerender()
         release_free_memory()
 
-    def share(self, other: "Engines", names) -> list[str]:
+    def share(self, other: Engines, names) -> list[str]:
         """Take over the engines ``names`` that ``other`` has built (a reload keeps its models).
 
         Returns the names taken over; ones ``other`` never built are built here on first use.
@@ -166,6 +224,11 @@ class Engines:
     def asr(self):
         """The speech recognizer (:mod:`hub.asr`)."""
         return self.get("asr")
+
+    def asr2(self):
+        """The open-vocabulary second recognizer (:mod:`hub.asr.whisper_engine`), not loaded
+        until its first use."""
+        return self.get("asr2")
 
     def rules(self):
         """The hassil rules (:class:`hub.intents.rules.Rules`)."""

@@ -10,28 +10,38 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-import wave
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from hub.errors import HubError
+from hub.audio.wav import write_wav_atomic
+from hub.core.alarms import make_alerts
 from hub.core.conversation import DEFAULT_ID, Conversation, Conversations
-from hub.paths import DATA_DIR, cache_dir
 from hub.core.engines import DEFAULT_FACTORIES, Engines
+from hub.core.timers import make_timer_events
 from hub.graph import RECURSION_LIMIT, build_graph
+from hub.graph.ahead import likely_answers
+from hub.graph.answers import CANNED, CannedAnswers, response_key
+from hub.graph.state import Guards, TurnContext
+from hub.home import Home
+from hub.names import ENGINE_NODES
+from hub.paths import cache_dir
 from hub.resilience.breaker import Breakers
+from hub.resilience.clock import Clock
 from hub.resilience.deadline import Deadline
 from hub.resilience.faults import parse_faults
 from hub.resilience.load import LoadProbe
 from hub.resilience.timeouts import LatencyTracker, TimeoutPolicy
 from hub.settings import Settings
+from hub.store.fingerprint import context_key
+from hub.trace import make_trace
+from hub.tts.prerender import Prerenderer
 
 log = logging.getLogger("hub.core.hub")
 
-NODES = ("asr", "rules", "llm_intent", "llm_answer", "act", "tts")
-"""Nodes that run an engine: the ones faults can be injected into."""
-
-PLACEHOLDER_WAV = DATA_DIR / "placeholder.wav"
-
+NODES = ENGINE_NODES
+"""Nodes that run an engine: the ones faults can be injected into (:mod:`hub.names`)."""
+JOURNAL_RUNS = 100
+"""Journaled turns read at start for each node's recent latency (the tracker keeps 20 runs)."""
 
 
 @dataclass(frozen=True)
@@ -56,34 +66,59 @@ class Hub:
         probe: the load probe (tests inject fake ones).
         speak: synthesize answers (False: text only).
         inject: ``NODE=FAULT`` specs added to ``[resilience] inject``.
+        clock: monotonic seconds (a fake in tests): every node, guard, breaker, timer, retry
+            and the trace's timings read it.
+        wall: seconds since the epoch (a fake in tests): the time and date the nodes answer.
+        keep_timers: timers, alarms and reminders are restored from and written to ``store``;
+            False (``hub replay``): they live in this process only, so they never ring elsewhere.
     Raises:
         hub.errors.ConfigError: a bad fault spec.
     """
 
-    def __init__(self, settings: Settings, *, entry: str = "replay", factories=None, store=None,
-                 probe=None, speak: bool = True, inject=(), clock=time.monotonic):
-        from hub.home import Home
-
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        entry: str = "replay",
+        factories=None,
+        store=None,
+        probe=None,
+        speak: bool = True,
+        inject=(),
+        clock=time.monotonic,
+        wall=time.time,
+        keep_timers: bool = True,
+    ):
         self.settings, self.entry, self.store, self.speak = settings, entry, store, speak
+        self.timer_store = store if keep_timers else None
+        """Where timers and alarms are kept (None: in memory only, see ``keep_timers``)."""
         res = settings.resilience
         self.home = Home.from_settings(settings.home)
         self.cache_dir = cache_dir()
-        self.engines = Engines(self, {**DEFAULT_FACTORIES, **(factories or {})},
-                               res.breaker_cooldown_s)
-        self.breakers = Breakers(failures=res.breaker_failures, cooldown_s=res.breaker_cooldown_s,
-                                 clock=clock)
+        self.clock, self.wall = clock, wall
+        self.engines = Engines(
+            self, {**DEFAULT_FACTORIES, **(factories or {})}, res.breaker_cooldown_s, clock=clock
+        )
+        self.breakers = Breakers(
+            failures=res.breaker_failures, cooldown_s=res.breaker_cooldown_s, clock=clock
+        )
         self.latency = LatencyTracker()
-        self.policy = TimeoutPolicy(dict(res.timeouts_s), probe or LoadProbe(), self.latency,
-                                    res.max_load_factor)
+        if store is not None:  # the p90 of the last runs survives a restart (and hub doctor)
+            self.latency.record_traces(store.recent_turns(JOURNAL_RUNS), res.timeouts_s)
+        self.policy = TimeoutPolicy(
+            dict(res.timeouts_s), probe or LoadProbe(), self.latency, res.max_load_factor
+        )
         self.faults = parse_faults(tuple(res.inject) + tuple(inject), NODES)
-        self.clock = clock
         self.conversations = Conversations(clock, self.home.satellite_area)
-        from hub.act.notifier import make_timer_events
-
+        self.canned = CannedAnswers(store)
+        """The fixed answers' audio rendered ahead of time (:mod:`hub.graph.answers`)."""
         self.events = make_timer_events(self)
         """Timer events: ``hub.events.on_timer_finished(callback)`` (:mod:`hub.act.notifier`)."""
         self.timers = self.events.timers
-        self.graph = build_graph(self)
+        self.alarms = make_alerts(self, self.events)
+        """Alarms and reminders, rung by ``self.events`` (:mod:`hub.core.alarms`)."""
+        self._fingerprint_key = context_key(settings)
+        self.graph = build_graph()
 
     # -- helpers the nodes use ----------------------------------------------------------------
     def llm_enabled(self, kind: str) -> bool:
@@ -91,91 +126,50 @@ class Hub:
         cfg = self.settings.llm
         return self.entry in (cfg.intents_on if kind == "intent" else cfg.answers_on)
 
-    def llm_vocabulary(self):
-        """``(Vocabulary, min_confidence)`` for checking LLM output against this home."""
-        from hub.llm.parse import Vocabulary
-
-        ents = self.home.entities
-        vocab = Vocabulary(self.engines.rules().intent_names(), [e.name for e in ents],
-                           list(self.home.areas), [e.name for e in ents if e.sensitive and e.confirm])
-        return vocab, self.settings.llm.min_confidence
-
-    def llm_match(self, result, transcript: str, area: str | None = None):
-        """An IntentMatch for an LLM result, or a Refusal (see :mod:`hub.llm.guard`); a
-        delayed command goes through the rules' check (:func:`hub.llm.guard.delayed`)."""
-        from hub.llm.guard import delayed, to_match
-
-        match = to_match(result, transcript, self.home)
-        return delayed(match, transcript, self.engines.rules(), area)
-
-    def domain_of(self, name: str) -> str | None:
-        """The domain of the entity ``name``."""
-        for ent in self.home.entities:
-            if ent.name == name:
-                return ent.domain
-        return None
-
-    def conversation(self, conversation_id: str | None = DEFAULT_ID, *,
-                     area: str | None = None) -> Conversation:
+    def conversation(
+        self, conversation_id: str | None = DEFAULT_ID, *, area: str | None = None
+    ) -> Conversation:
         """The conversation ``conversation_id`` of this hub (made on first use)."""
         return self.conversations.get(conversation_id, area=area)
 
-    def conversation_of(self, state: dict) -> Conversation:
-        """The conversation a turn's state belongs to."""
-        return self.conversations.get(state.get("conversation_id") or DEFAULT_ID)
-
     def placeholder_audio(self) -> tuple[bytes, int]:
-        """The placeholder speech rendered ahead of time: ``(pcm int16 mono, rate)``.
-
-        The copy rendered at start-up with the configured voice when there is one, else the
-        one that ships (``hub/data/placeholder.wav``, en_US-joe-medium).
-        """
-        from hub.intents.faq import PLACEHOLDER_TEXT
-
-        chunk = self.canned_audio(PLACEHOLDER_TEXT)
-        if chunk is not None:
-            return chunk.pcm, chunk.rate
-        with wave.open(str(PLACEHOLDER_WAV), "rb") as w:
-            return w.readframes(w.getnframes()), w.getframerate()
+        """The placeholder speech rendered ahead of time: ``(pcm int16 mono, rate)``
+        (:meth:`hub.graph.answers.CannedAnswers.placeholder`)."""
+        return self.canned.placeholder()
 
     def canned_texts(self) -> tuple[str, ...]:
         """The fixed answers rendered ahead of time (placeholder, failed action, not understood)."""
-        from hub.intents.faq import PLACEHOLDER_TEXT
-        from hub.graph.nodes import ACT_FAILED, DONE, NOT_UNDERSTOOD
-
-        return (PLACEHOLDER_TEXT, ACT_FAILED, NOT_UNDERSTOOD, DONE)
+        return CANNED
 
     def canned_audio(self, text: str):
         """The stored audio of a canned answer as an AudioChunk, or None."""
-        from hub.graph.nodes import response_key
-        from hub.audio.pcm import AudioChunk
-
-        if self.store is None or text not in self.canned_texts():
-            return None
-        found = self.store.get_response_audio("canned:" + response_key(text))
-        return AudioChunk(pcm=found[0], rate=found[1], text=text) if found else None
+        return self.canned.audio(text)
 
     def prerender(self) -> None:
         """Render the canned answers with the configured voice and store them (start-up).
 
         Skips what is stored already; a TTS that cannot load leaves the shipped placeholder.
         """
-        from hub.graph.nodes import response_key
+        if self.speak:
+            self.canned.prerender(self.engines.tts)
 
-        if self.store is None or not self.speak:
-            return
-        for text in self.canned_texts():
-            if self.canned_audio(text) is not None:
-                continue
-            try:
-                tts = self.engines.tts()
-                chunks = list(tts.synthesize(text))
-            except HubError as exc:
-                log.warning("canned answers not rendered: %s", exc.message)
-                return
-            pcm = b"".join(c.pcm for c in chunks)
-            self.store.put_response_audio("canned:" + response_key(text), pcm,
-                                          chunks[0].rate if chunks else tts.rate)
+    def prerender_answers(self, busy: Callable[[], bool]) -> Prerenderer | None:
+        """Start synthesizing the rules path's likely answers into the response cache while
+        ``busy()`` is False (``[tts] prerender``, :mod:`hub.tts.prerender`); the running pass,
+        or None when it is off, the hub does not speak, or there is no store."""
+        tts = self.settings.tts
+        if not (self.speak and tts.prerender and self.store is not None):
+            return None
+        job = Prerenderer(
+            lambda: likely_answers(self.home),
+            self.engines.tts,
+            self.store,
+            lambda text: response_key(text, tts.voice),
+            busy,
+            int(tts.prerender_mb * 1e6),
+        )
+        job.start()
+        return job
 
     # -- turns ---------------------------------------------------------------------------------
     def _llm_may_follow(self) -> bool:
@@ -188,9 +182,17 @@ class Hub:
             return False
         return bool(getattr(self.engines.asr(), "open_vocabulary", True))
 
-    def answer_audio(self, samples, *, file: str | None = None, out_path: str | None = None,
-                     asr_stream=None, started: float | None = None, silent: bool = False,
-                     conversation: Conversation | None = None) -> TurnResult:
+    def answer_audio(
+        self,
+        samples,
+        *,
+        file: str | None = None,
+        out_path: str | None = None,
+        asr_stream=None,
+        started: float | None = None,
+        silent: bool = False,
+        conversation: Conversation | None = None,
+    ) -> TurnResult:
         """Run one turn on int16 mono 16 kHz ``samples``.
 
         ``silent``: the caller found no speech in the audio (``hub.audio.speech_present``);
@@ -199,20 +201,35 @@ class Hub:
         """
         if not silent and self._llm_may_follow():
             getattr(self.engines.llm(), "prefetch", lambda: None)()  # loads during the ASR
-        return self._turn({"text": None, "silent": silent}, file=file, out_path=out_path,
-                          started=started, conversation=conversation, samples=samples,
-                          asr_stream=asr_stream)
+        return self._turn(
+            {"text": None, "silent": silent},
+            file=file,
+            out_path=out_path,
+            started=started,
+            conversation=conversation,
+            samples=samples,
+            asr_stream=asr_stream,
+        )
 
-    def answer_text(self, text: str, *, out_path: str | None = None,
-                    conversation: Conversation | None = None,
-                    preconfirmed: tuple[str, ...] = ()) -> TurnResult:
+    def answer_text(
+        self,
+        text: str,
+        *,
+        out_path: str | None = None,
+        conversation: Conversation | None = None,
+        preconfirmed: tuple[str, ...] = (),
+    ) -> TurnResult:
         """Run one turn on a text utterance (``hub ask``, a Wyoming ``transcript``).
 
         ``preconfirmed``: sensitive entities already confirmed (a delayed command that was
         confirmed when it was set); any other sensitive target is still asked about.
         """
-        return self._turn({"text": text, "preconfirmed": list(preconfirmed)},
-                          file=None, out_path=out_path, conversation=conversation)
+        return self._turn(
+            {"text": text, "preconfirmed": list(preconfirmed)},
+            file=None,
+            out_path=out_path,
+            conversation=conversation,
+        )
 
     def turn_audio(self, samples, **kwargs) -> dict:
         """:meth:`answer_audio`, returning only the trace."""
@@ -222,25 +239,73 @@ class Hub:
         """:meth:`answer_text`, returning only the trace."""
         return self.answer_text(text, **kwargs).trace
 
-    def _turn(self, inputs: dict, *, file, out_path, started=None,
-              conversation: Conversation | None = None, samples=None,
-              asr_stream=None) -> TurnResult:
-        from hub.graph.state import TurnContext
-        from hub.trace import make_trace
+    def _context(
+        self, conversation: Conversation, started: float, samples, asr_stream
+    ) -> TurnContext:
+        """The turn's context: this hub's collaborators and the turn's live objects."""
+        deadline = Deadline(
+            max(0.0, self.settings.resilience.deadline_s - (self.clock() - started)),
+            clock=self.clock,
+        )
+        return TurnContext(
+            deadline,
+            engines=self.engines,
+            conversation=conversation,
+            home=self.home,
+            settings=self.settings,
+            clock=Clock(self.clock, self.wall),
+            guards=Guards(self.breakers, self.policy, self.latency, self.faults),
+            canned=self.canned,
+            store=self.store,
+            timers=self.events,
+            alerts=self.alarms,
+            llm_on=frozenset(k for k in ("intent", "answer") if self.llm_enabled(k)),
+            speak=self.speak,
+            fingerprint_key=self._fingerprint_key,
+            samples=samples,
+            asr_stream=asr_stream,
+        )
 
+    def _turn(
+        self,
+        inputs: dict,
+        *,
+        file,
+        out_path,
+        started=None,
+        conversation: Conversation | None = None,
+        samples=None,
+        asr_stream=None,
+    ) -> TurnResult:
         started = started if started is not None else self.clock()
         conversation = conversation or self.conversation()
-        state = {**inputs, "turn_id": uuid.uuid4().hex, "file": file,
-                 "conversation_id": conversation.conversation_id,
-                 "started": started,
-                 "errors": [], "attempts": {}, "timings_ms": {}, "fallback_level": 0,
-                 "breakers": [], "failed": None}
-        turn = TurnContext(Deadline(max(0.0, self.settings.resilience.deadline_s
-                                         - (self.clock() - started)), clock=self.clock),
-                           samples=samples, asr_stream=asr_stream)
-        final = self.graph.invoke(state, {"recursion_limit": RECURSION_LIMIT}, context=turn)
+        state = {
+            **inputs,
+            "turn_id": uuid.uuid4().hex,
+            "file": file,
+            "started": started,
+            "errors": [],
+            "attempts": {},
+            "timings_ms": {},
+            "fallback_level": 0,
+            "breakers": [],
+            "failed": None,
+        }
+        turn = self._context(conversation, started, samples, asr_stream)
+        try:
+            final = self.graph.invoke(state, {"recursion_limit": RECURSION_LIMIT}, context=turn)
+        finally:
+            if turn.speech is not None:
+                turn.speech.close()  # said by the tts node, or stopped by its timeout
         audio = self._write_audio(final, out_path)
-        trace = make_trace(final, audio=audio, total_ms=(time.monotonic() - started) * 1000)
+        trace = make_trace(final, audio=audio, total_ms=(self.clock() - started) * 1000)
+        self._after(trace)
+        return TurnResult(
+            trace, final.get("pcm"), final.get("rate"), tuple(final.get("outcomes") or ())
+        )
+
+    def _after(self, trace: dict) -> None:
+        """Journal the turn and its breaker events; update the hub's own MQTT entities."""
         for event in trace["breakers"]:
             if self.store is not None:
                 self.store.breaker_event(event["breaker"], event["from"], event["to"])
@@ -248,17 +313,18 @@ class Hub:
             self.store.journal(trace)
             if self.store.degraded:  # BC-33: the turn went on without (part of) the store
                 trace["status"] = "degraded"
-                trace["errors"].append({"node": "store", "kind": "unavailable",
-                                        "message": f"store: {self.store.degraded}"})
+                trace["errors"].append(
+                    {
+                        "node": "store",
+                        "kind": "unavailable",
+                        "message": f"store: {self.store.degraded}",
+                    }
+                )
         if self.engines.loaded("devices"):
             self.engines.devices().on_turn(trace)  # the hub's own MQTT entities
-        return TurnResult(trace, final.get("pcm"), final.get("rate"),
-                          tuple(final.get("outcomes") or ()))
 
     @staticmethod
     def _write_audio(final: dict, out_path: str | None) -> str | None:
-        from hub.audio.wav import write_wav_atomic
-
         if not out_path or not final.get("pcm"):
             return None
         return write_wav_atomic(final["pcm"], final["rate"], out_path)

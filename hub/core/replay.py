@@ -1,135 +1,23 @@
-"""Turns from files and from a command's arguments: the pieces ``hub replay``, ``hub ask``,
-``hub run`` and the benchmarks share.
+"""Turns from audio files: one file through the hub (as recorded, or fed at real speed into a
+streaming recognizer), shared by ``hub replay`` and the benchmarks. The command-line side
+(paths, store, settings from arguments) is :mod:`hub.cli.args`.
 """
 
 from __future__ import annotations
 
-import logging
 import sys
 import time
 from pathlib import Path
 
+from hub.audio import frames, load_wav, speech_present
 from hub.errors import BadInputError, HubError
-
-log = logging.getLogger("hub.core.replay")
-
-
-AUDIO_SUFFIXES = (".wav", ".wave", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".m4a", ".aac",
-                  ".aif", ".aiff", ".wma", ".webm")
-"""Files a folder contributes: WAV is read; the others are reported one by one as
-unsupported (``bad_input``), never skipped in silence."""
+from hub.trace import bad_input_trace
 
 
-def expand_paths(paths: list[str]) -> list[Path]:
-    """Files as given, folders as their audio files (:data:`AUDIO_SUFFIXES`, any case) sorted
-    by name (not recursive)."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(sorted(p for p in path.iterdir()
-                              if p.suffix.lower() in AUDIO_SUFFIXES and not p.is_dir()))
-        else:
-            out.append(path)
-    return out
-
-
-def store_location(args, settings) -> str:
-    """The store file: ``--store``, else ``[store] path``, else the user's store for this
-    config file (:func:`hub.store.db.default_store_path`).
-
-    Raises:
-        BadInputError: the folder of a ``--store`` or ``[store] path`` does not exist and
-            ``--store-create`` was not given (a typo must not create folders).
-    """
-    from hub.settings import config_path
-    from hub.store.db import default_store_path
-
-    given = getattr(args, "store", None) or settings.store.path
-    if not given:
-        path = default_store_path(config_path(getattr(args, "config", None)))
-        log.info("store %s", path)
-        return str(path)
-    if given == ":memory:":
-        return given
-    path = Path(given).expanduser()
-    if path.exists() and not path.is_file():
-        raise BadInputError(f"store {given}: is a folder or not a regular file (give a file "
-                            "name, e.g. {given}/hub.db)".replace("{given}", str(given).rstrip("/")))
-    if path.is_file() and path.stat().st_size and not _is_sqlite(path):
-        raise BadInputError(f"store {given}: not a hub store (not an SQLite file); give a new "
-                            "file name or an existing store")
-    if not path.parent.is_dir() and not getattr(args, "store_create", False):
-        raise BadInputError(f"store {given}: folder {path.parent} does not exist (check the "
-                            "path, or add --store-create to create it)")
-    if not path.exists():
-        log.info("new store %s (no such file before)", path)
-    return str(path)
-
-
-def _is_sqlite(path: Path) -> bool:
-    """True when ``path`` starts like an SQLite database (its 16-byte header)."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return True  # unreadable: the store itself reports it and runs without it
-
-
-def settings_for(args):
-    """The settings of a command: its config file with ``--engine`` and ``--no-llm`` applied.
-
-    Raises:
-        hub.errors.ConfigError: the config file is unreadable or wrong.
-    """
-    import dataclasses
-
-    from hub.settings import load_settings
-
-    settings = load_settings(args.config)
-    if getattr(args, "engine", None):
-        settings = dataclasses.replace(
-            settings, asr=dataclasses.replace(settings.asr, engine=args.engine))
-    if getattr(args, "no_llm", False):
-        settings = dataclasses.replace(
-            settings, llm=dataclasses.replace(settings.llm, intents_on=(), answers_on=()))
-    return settings
-
-
-def make_hub(args, entry: str, *, speak: bool):
-    """Build the :class:`hub.core.hub.Hub` for a command's arguments.
-
-    Raises:
-        hub.errors.ConfigError: the config file is unreadable or wrong.
-        BadInputError: a ``--store`` whose folder does not exist (see :func:`store_location`).
-    """
-    from hub.core.hub import Hub
-    from hub.store.db import open_store
-
-    settings = settings_for(args)
-    store = open_store(store_location(args, settings), settings.store,
-                       background=entry == "run")
-    return Hub(settings, entry=entry, store=store, speak=speak, inject=args.inject)
-
-
-def answer_names(paths: list[Path]) -> list[str]:
-    """A distinct answer file name per input: the input's name when it is a WAV (``UPPER.WAV``
-    stays ``UPPER.WAV``), else ``<stem>.wav``; then ``<stem>-2.wav``, ..."""
-    seen: dict[str, int] = {}
-    names = []
-    for path in paths:
-        suffix = path.suffix if path.suffix.lower() in (".wav", ".wave") else ".wav"
-        n = seen[path.stem.lower()] = seen.get(path.stem.lower(), 0) + 1
-        names.append(f"{path.stem}{suffix}" if n == 1 else f"{path.stem}-{n}{suffix}")
-    return names
-
-
-def replay_file(hub, path: Path, out_dir: Path | None, realtime: bool,
-                out_name: str | None = None) -> dict:
+def replay_file(
+    hub, path: Path, out_dir: Path | None, realtime: bool, out_name: str | None = None
+) -> dict:
     """One file through the hub: its trace (``bad_input`` when it cannot be read)."""
-    from hub.audio import load_wav, speech_present
-    from hub.trace import bad_input_trace
-
     out_name = out_name or f"{path.stem}.wav"
     try:
         audio = load_wav(path)
@@ -150,8 +38,6 @@ def replay_realtime(hub, audio, file: str, out: str | None) -> dict:
 
     TTFA counts from the moment the last frame was fed, as with a microphone.
     """
-    from hub.audio import frames
-
     try:
         stream = hub.engines.asr().stream()
     except HubError:
@@ -165,5 +51,6 @@ def replay_realtime(hub, audio, file: str, out: str | None) -> dict:
         delay = start + fed - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-    return hub.turn_audio(audio.samples, file=file, out_path=out, asr_stream=stream,
-                          started=time.monotonic())
+    return hub.turn_audio(
+        audio.samples, file=file, out_path=out, asr_stream=stream, started=time.monotonic()
+    )

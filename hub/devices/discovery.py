@@ -1,7 +1,8 @@
 """Home Assistant MQTT discovery for the hub's own entities (case BC-31).
 
-Each entity has one retained config at ``<discovery_prefix>/<component>/<node_id>/<object_id>/config``
-with a stable ``unique_id`` (``<node_id>_<object_id>``; ``node_id`` from the client id, so the
+Each entity has one retained config at
+``<discovery_prefix>/<component>/<node_id>/<object_id>/config`` with a stable ``unique_id``
+(``<node_id>_<object_id>``; ``node_id`` from the client id, so the
 same across restarts) and one ``device`` block, so announcing again never makes doubles.
 Configs go out at every CONNACK and again after Home Assistant's birth message
 (``homeassistant/status`` = ``online``), once per burst: :data:`BIRTH_QUIET_S` after the last
@@ -19,7 +20,7 @@ import threading
 import time
 
 from hub import __version__
-from hub.devices.link import safe
+from hub.devices.client import safe
 from hub.devices.topics import slug
 
 log = logging.getLogger("hub.devices.discovery")
@@ -46,17 +47,26 @@ class Discovery:
         backend: the :class:`~hub.devices.mqtt.MqttBackend` (its ``settings``, ``link`` and
             ``client_id``).
         store: where the announced config topics are remembered (to clear removed ones).
+        enabled: False for a one-off command: it announces, clears and publishes nothing
+            (the running service owns the hub's device in Home Assistant).
     """
 
-    def __init__(self, backend, store=None, rng=None) -> None:
+    def __init__(self, backend, store=None, rng=None, *, enabled: bool = True) -> None:
         s = backend.settings
         self.backend, self.settings, self.store = backend, s, store
         self.node_id = slug(backend.client_id)
         self.base = f"{s.topic_prefix}/hub"
         self.birth_topic = f"{s.discovery_prefix}/status"
-        self.names = [n for n in s.discovery if n in ENTITIES]
-        self.states = {"status": "ok", "last_transcript": "", "last_intent": "none",
-                       "fallback_level": "0", "mute": "OFF", "wake_word": "OFF"}
+        self.enabled = enabled
+        self.names = [n for n in s.discovery if n in ENTITIES] if enabled else []
+        self.states = {
+            "status": "ok",
+            "last_transcript": "",
+            "last_intent": "none",
+            "fallback_level": "0",
+            "mute": "OFF",
+            "wake_word": "OFF",
+        }
         self.muted = False
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
@@ -67,18 +77,28 @@ class Discovery:
 
     def config_topic(self, object_id: str) -> str:
         """``<discovery_prefix>/<component>/<node_id>/<object_id>/config``."""
-        return f"{self.settings.discovery_prefix}/{ENTITIES[object_id][0]}/{self.node_id}/" \
-               f"{object_id}/config"
+        return (
+            f"{self.settings.discovery_prefix}/{ENTITIES[object_id][0]}/{self.node_id}/"
+            f"{object_id}/config"
+        )
 
     def config(self, object_id: str) -> dict:
         """The discovery payload of one hub entity."""
         component, name, extra = ENTITIES[object_id]
-        body = {"name": name, "unique_id": f"{self.node_id}_{object_id}",
-                "state_topic": f"{self.base}/{object_id}/state",
-                "availability_topic": f"{self.settings.topic_prefix}/status",
-                "device": {"identifiers": [self.node_id], "name": f"Voice hub {self.node_id}",
-                           "manufacturer": "hub", "model": "hub", "sw_version": __version__},
-                **extra}
+        body = {
+            "name": name,
+            "unique_id": f"{self.node_id}_{object_id}",
+            "state_topic": f"{self.base}/{object_id}/state",
+            "availability_topic": f"{self.settings.topic_prefix}/status",
+            "device": {
+                "identifiers": [self.node_id],
+                "name": f"Voice hub {self.node_id}",
+                "manufacturer": "hub",
+                "model": "hub",
+                "sw_version": __version__,
+            },
+            **extra,
+        }
         if component == "switch":
             body["command_topic"] = f"{self.base}/{object_id}/set"
         return body
@@ -90,7 +110,7 @@ class Discovery:
     # -- events -------------------------------------------------------------------------------
     def on_connected(self) -> None:
         """After CONNACK: clear removed configs (once), announce, publish states."""
-        if not self._cleared:
+        if not self._cleared and self.enabled:
             self._cleared = True
             self._clear_removed()
         if self.names:
@@ -124,31 +144,44 @@ class Discovery:
         value = str(value)[:MAX_STATE_CHARS]
         self.states[object_id] = value
         if object_id in self.names:
-            self.backend.link.publish(f"{self.base}/{object_id}/state", value.encode(),
-                                      qos=1, retain=True)
+            self.backend.link.publish(
+                f"{self.base}/{object_id}/state", value.encode(), qos=1, retain=True
+            )
 
     # -- steps --------------------------------------------------------------------------------
     def announce(self) -> None:
         """Publish every config (retained), then every state."""
         publish = self.backend.link.publish
         for object_id in self.names:
-            publish(self.config_topic(object_id), json.dumps(self.config(object_id)).encode(),
-                    qos=1, retain=True)
+            publish(
+                self.config_topic(object_id),
+                json.dumps(self.config(object_id)).encode(),
+                qos=1,
+                retain=True,
+            )
         for object_id in self.names:
-            publish(f"{self.base}/{object_id}/state", self.states[object_id].encode(), qos=1,
-                    retain=True)
+            publish(
+                f"{self.base}/{object_id}/state",
+                self.states[object_id].encode(),
+                qos=1,
+                retain=True,
+            )
         self.batches += 1
 
     def _schedule(self) -> None:
         """One batch per burst of births: each birth moves the batch to :data:`BIRTH_QUIET_S`
         after it plus a random 0–``birth_delay_max_s``; one timer thread waits for it."""
         with self._lock:
-            self._due = time.monotonic() + BIRTH_QUIET_S + \
-                self._rng.uniform(0, self.settings.birth_delay_max_s)
+            self._due = (
+                time.monotonic()
+                + BIRTH_QUIET_S
+                + self._rng.uniform(0, self.settings.birth_delay_max_s)
+            )
             if self._timer is not None:
                 return
-            self._timer = threading.Thread(target=safe(self._fire, "discovery"),
-                                           name="hub-mqtt-birth", daemon=True)
+            self._timer = threading.Thread(
+                target=safe(self._fire, "discovery"), name="hub-mqtt-birth", daemon=True
+            )
             self._timer.start()
 
     def _fire(self) -> None:

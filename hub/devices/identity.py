@@ -15,8 +15,12 @@ import secrets
 import socket
 import tempfile
 
+from hub.devices.topics import slug
+
 log = logging.getLogger("hub.devices.identity")
 
+_SECOND: set[str] = set()
+"""Client ids of this process made because another hub held the base id."""
 _HELD: dict[str, int] = {}  # client id -> lock file descriptor, held until release()
 KV_KEY = "mqtt_install_id"
 
@@ -35,11 +39,9 @@ def install_id(store) -> str:
 
 
 def _host() -> str:
-    from hub.devices.topics import slug
-
     try:
         return slug(socket.gethostname()).replace("_", "-")[:32] or "host"
-    except Exception:  # noqa: BLE001 - a hostname without letters
+    except Exception:
         return "host"
 
 
@@ -61,18 +63,36 @@ def _lock(client_id: str) -> bool:
 
 def release(client_id: str) -> None:
     """Let another hub use ``client_id`` (the backend closed)."""
+    _SECOND.discard(client_id)
     fd = _HELD.pop(client_id, None)
     if fd is not None:
         os.close(fd)
 
 
-def client_id_for(settings, store) -> str:
+def client_id_for(settings, store, one_off: str = "") -> str:
     """``[mqtt] client_id`` when set, else ``hub-<host>-<install id>``; a second process on
-    this host with the same id gets ``<id>-<4 hex>`` instead."""
+    this host with the same id gets ``<id>-<4 hex>`` instead. ``one_off`` (``ask``,
+    ``replay``): always ``<id>-<one_off>-<4 hex>``, so a one-off command never takes over the
+    service's session, even when the lock cannot be seen (the unit's ``PrivateTmp=``)."""
     base = settings.client_id or f"hub-{_host()}-{install_id(store)}"
+    if one_off:
+        base = f"{base}-{one_off}-{secrets.token_hex(2)}"
     if _lock(base):
         return base
     other = f"{base}-{secrets.token_hex(2)}"
-    log.warning("MQTT client id %s is in use by another hub on this host; using %s", base, other)
+    log.warning(
+        "MQTT client id %s is in use by another hub on this host; using %s, and leaving the "
+        "hub's status and Home Assistant discovery to that hub",
+        base,
+        other,
+    )
     _lock(other)
+    _SECOND.add(other)
     return other
+
+
+def is_second(client_id: str) -> bool:
+    """True when ``client_id`` was made by :func:`client_id_for` because another hub on this
+    host holds the base id: that hub owns ``<prefix>/status`` and the discovery configs, so
+    this one announces, clears and marks offline nothing (BC-29, BC-31)."""
+    return client_id in _SECOND

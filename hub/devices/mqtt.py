@@ -30,14 +30,22 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import os
+import signal
 import sys
 import threading
 import time
 
-from hub.devices.identity import client_id_for, release
+from hub.devices.acks import Acks
+from hub.devices.discovery import Discovery
+from hub.devices.echo import ECHOING, EchoWatch
+from hub.devices.expiry import Expiry
+from hub.devices.identity import client_id_for, is_second, release
 from hub.devices.link import Link
 from hub.devices.outbox import DONE, EXPIRED, Outbox
-from hub.devices.topics import StateError, command_payload, entity_topics, parse_state, slug
+from hub.devices.pacing import Pacer
+from hub.devices.routes import DialectError, Routes
+from hub.devices.topics import slug
 from hub.errors import ConfigError, FatalError
 
 __all__ = ["MqttBackend", "make_backend", "slug", "LOCAL_DOMAINS", "KEY_PROPERTY"]
@@ -69,38 +77,54 @@ class MqttBackend:
         breaker: a :class:`hub.resilience.breaker.CircuitBreaker` for the broker, or None.
         notify: ``(event dict) -> None`` for ``action_dropped``; default :func:`print_event`.
         client_factory: ``(client_id) -> paho Client`` (tests).
+        service: True for the long-running service (``hub run`` / ``hub wyoming``), the one
+            identity of the hub in MQTT: availability and discovery. False for one-off
+            commands (``hub ask``, ``hub replay``): a client id of their own, no status, no
+            discovery configs, no hub entity states (issue 20, "one hub, one identity").
     Raises:
         ConfigError: bad topics, colliding entity topics, or a bad QoS.
     """
 
-    def __init__(self, settings, *, home=None, store=None, breaker=None, notify=None,
-                 client_factory=None, clock=time.time) -> None:
-        from hub.devices.discovery import Discovery
-
+    def __init__(
+        self,
+        settings,
+        *,
+        home=None,
+        store=None,
+        breaker=None,
+        notify=None,
+        client_factory=None,
+        clock=time.time,
+        service: bool = True,
+    ) -> None:
         if settings.qos not in (1, 2):
-            raise ConfigError(f"mqtt.qos: commands need an acknowledgement: 1 or 2, "
-                              f"got {settings.qos!r}")
+            raise ConfigError(
+                f"mqtt.qos: commands need an acknowledgement: 1 or 2, got {settings.qos!r}"
+            )
         self.settings, self.home, self.breaker, self._clock = settings, home, breaker, clock
-        self.topics = entity_topics(settings, [(e.name, e.domain) for e in home.entities]) \
-            if home is not None else {}
-        self._by_state = {t.state: t.name for t in self.topics.values()}
-        self._reported = home.snapshot() if home is not None else {}
+        self.routes = Routes(settings, home)
+        self.echo = EchoWatch(self._unconfirmed)
+        self.routes.on_update = self.echo.echoed
+        self.topics = self.routes.topics
+        self._reported = self.routes.reported
         self.outbox = Outbox(store)
         self.notify = notify if notify is not None else print_event
-        self._lock = threading.Lock()
-        self._acks: dict[str, threading.Event] = {}
-        self.client_id = client_id_for(settings, store)
-        self.link = Link(settings, self.client_id, self, factory=client_factory)
-        self.discovery = Discovery(self, store)
+        self.acks = Acks()
+        self.service = service
+        self.client_id = client_id_for(settings, store, "" if service else "once")
+        owner = service and not is_second(self.client_id)  # a second hub leaves HA's to it
+        self.link = Link(settings, self.client_id, self, factory=client_factory, announce=owner)
+        self.discovery = Discovery(self, store, enabled=owner)
         self._closed = threading.Event()
+        self.pacer = Pacer(lambda q: self.link.publish(q.topic, q.payload, qos=1))
         self.link.start()
-        self._expirer = threading.Thread(target=self._expire_loop, name="hub-mqtt-expiry",
-                                         daemon=True)
-        self._expirer.start()
+        self.expiry = Expiry(self.outbox, self._drop, clock, settings.action_ttl_s)
+        self.expiry.start()
 
     # -- the act node's call ------------------------------------------------------------------
-    def publish(self, action: dict, cancel: threading.Event | None = None,
-                wait_s: float | None = None) -> str:
+    def publish(
+        self, action: dict, cancel: threading.Event | None = None, wait_s: float | None = None
+    ) -> str:
         """Send one action; ``"local"`` (timer), ``"done"`` (PUBACK), ``"queued"`` (pending:
         sent when the broker is reachable), ``"repeat"`` (this key was dropped before) or
         ``"cancelled"`` (``cancel`` was set before the send: the row is dropped, nothing sent).
@@ -117,19 +141,19 @@ class MqttBackend:
             return "local"
         key = action.get("idempotency_key") or ""
         if not key:
-            raise FatalError(f"action {action.get('service')} for {action.get('entity')} has no "
-                             f"idempotency key; not published", node="act")
-        expires_at = self._clock() + self.settings.action_ttl_s
-        record = {"action": action, "topic": self._command_topic(action),
-                  "expires_at": expires_at}
-        acked = threading.Event()
-        with self._lock:
-            self._acks[key] = acked
+            raise FatalError(
+                f"action {action.get('service')} for {action.get('entity')} has no "
+                f"idempotency key; not published",
+                node="act",
+            )
+        record = self._record(action)
+        if isinstance(record, str):
+            return record
+        acked = self.acks.expect(key)
         before = self.outbox.add(key, record)
         if before is not None:
             if before != "pending":
-                with self._lock:
-                    self._acks.pop(key, None)
+                self.acks.take(key)
             return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
         crash_point()
         if cancel is not None and cancel.is_set():  # the turn already said it failed
@@ -138,15 +162,59 @@ class MqttBackend:
                 self.link.revoke(key)
             return "cancelled"
         self._send(key, record)
-        limit = self.settings.ack_wait_s if wait_s is None else \
-            max(0.0, min(wait_s, self.settings.ack_wait_s))
-        return "done" if self._wait(acked, cancel, limit) else "queued"
+        limit = (
+            self.settings.ack_wait_s
+            if wait_s is None
+            else max(0.0, min(wait_s, self.settings.ack_wait_s))
+        )
+        wait = self.acks.wait(acked, limit, down=self._down, cancel=cancel, breaker=self.breaker)
+        return "done" if wait else "queued"
 
-    def _command_topic(self, action: dict) -> str:
-        ent = self.topics.get(action.get("entity"))
-        if ent is not None:
-            return ent.command
-        return f"{self.settings.topic_prefix}/{action['domain']}/{slug(action['entity'])}/set"
+    def _record(self, action: dict) -> dict | str:
+        """The outbox row of ``action`` (``{action, topic, expires_at, payload}``), or what
+        :meth:`publish` says instead: ``"unreachable"`` (the device is offline) or
+        ``"unsupported"`` (its dialect cannot say it); nothing is sent then."""
+        expires_at = self._clock() + self.settings.action_ttl_s
+        refused = self._refuse(action)
+        if refused:
+            return refused
+        try:
+            message = self.routes.encode(action, expires_at)
+        except DialectError as exc:
+            log.warning(
+                "MQTT: %s for %s not sent: %s", action.get("service"), action.get("entity"), exc
+            )
+            self._restore(action.get("entity", ""))
+            return "unsupported"
+        if message.note:  # said after the answer (speech.queued_update), e.g. a clamped value
+            action["note"] = message.note
+        return {
+            "action": action,
+            "topic": message.topic,
+            "expires_at": expires_at,
+            "payload": message.payload.decode("utf-8"),
+        }
+
+    def _refuse(self, action: dict) -> str:
+        """``"unreachable"`` (nothing sent, its state put back) when the device or its bridge
+        said it is offline; else ""."""
+        name = action.get("entity", "")
+        if self.routes.reachable(name):
+            return ""
+        log.info("MQTT: %s not sent to the %s: it is offline", action.get("service"), name)
+        self._restore(name)
+        return "unreachable"
+
+    def _unconfirmed(self, event: dict) -> None:
+        """No echo: the assumed state is not a fact, so the last reported one is put back."""
+        self._restore(event.get("entity", ""))
+        self.notify(event)
+
+    def _restore(self, name: str) -> None:
+        """Put back the state the device last reported (the actor set it optimistically)."""
+        reported = self._reported.get(name)
+        if reported is not None and self.home is not None and self.home.entity(name):
+            self.home.set_state(name, reported["state"], **reported["attributes"])
 
     def _send(self, key: str, record: dict) -> None:
         topic, payload, qos = self._message(key, record)
@@ -154,27 +222,16 @@ class MqttBackend:
 
     def _message(self, key: str, record: dict) -> tuple:
         """``(topic, payload, qos)`` of ``key``'s command."""
-        return (record["topic"], command_payload(record["action"], record["expires_at"]),
-                self.settings.qos)
+        payload = record.get("payload")
+        if payload is None:  # a row written before dialects: the hub's JSON
+            payload = self.routes.encode(record["action"], record["expires_at"]).payload
+        elif not isinstance(payload, bytes):
+            payload = str(payload).encode("utf-8")
+        return record["topic"], payload, self.settings.qos
 
-    def _wait(self, acked: threading.Event, cancel, limit_s: float) -> bool:
-        """Wait for the PUBACK unless the broker is known to be down or the breaker is open."""
-        if self.breaker is not None and not self.breaker.allow():
-            return False
-        if self.link.down and not self.link.connected.is_set():
-            return False
-        deadline = time.monotonic() + limit_s
-        while time.monotonic() < deadline:
-            if acked.wait(0.02):
-                if self.breaker is not None:
-                    self.breaker.record_success()
-                return True
-            if (cancel is not None and cancel.is_set()) or \
-                    (self.link.down and not self.link.connected.is_set()):
-                break
-        if self.breaker is not None:
-            self.breaker.record_failure("timeout")
-        return False
+    def _down(self) -> bool:
+        """True while the broker is known to be unreachable (nothing is waited for then)."""
+        return self.link.down and not self.link.connected.is_set()
 
     def wait_done(self, key: str, timeout_s: float) -> bool:
         """Wait until ``key``'s row is ``done``; True when it is (tests, ``close``)."""
@@ -188,19 +245,25 @@ class MqttBackend:
     # -- Link handlers ------------------------------------------------------------------------
     def subscriptions(self) -> list[str]:
         """Topics to (re)subscribe after every CONNACK: device states, HA's birth, the mute."""
-        return list(self._by_state) + self.discovery.subscriptions()
+        return self.routes.subscriptions() + self.discovery.subscriptions()
 
     def on_connected(self) -> None:
-        """After each CONNACK: discovery and the hub's states are published."""
+        """After each CONNACK: discovery and the hub's states are published, and devices that
+        can be asked are asked for their state (Tasmota each time, Zigbee2MQTT once, paced)."""
         self.discovery.on_connected()
+        for query in self.routes.queries():
+            self.link.publish(query.topic, query.payload, qos=1)
+        self.pacer.start(self.routes.queries(once=True))  # the first CONNACK only
 
     def resend(self) -> list[tuple]:
         """``[(topic, payload, qos, retain, key, expires_at)]`` of every pending row not past its
         ``expires_at``, oldest first: what each new connection sends again."""
         now = self._clock()
-        return [(*self._message(key, record), False, key, record["expires_at"])
-                for key, record in self.outbox.pending()
-                if record.get("expires_at", 0) > now]
+        return [
+            (*self._message(key, record), False, key, record["expires_at"])
+            for key, record in self.outbox.pending()
+            if record.get("expires_at", 0) > now and record.get("backend", "mqtt") == "mqtt"
+        ]
 
     def remaining(self, key: str, expires_at: float | None) -> float | None:
         """Seconds ``key``'s command may still be sent, or None: its row is done or dropped (or
@@ -212,16 +275,21 @@ class MqttBackend:
 
     def on_ack(self, key: str, ok: bool) -> None:
         """PUBACK for ``key``: the row is done (or dropped when the broker refused it)."""
-        with self._lock:
-            acked = self._acks.pop(key, None)
+        acked = self.acks.take(key)
         if not ok:
             log.warning("MQTT broker refused the command %s", key)
             self._drop(key, self.outbox_record(key))
             return
         if self.outbox.status(key) == EXPIRED:
-            log.warning("MQTT: command %s, written before it expired, reached the broker after; "
-                        "the device drops it (its expires_at has passed)", key)
+            log.warning(
+                "MQTT: command %s, written before it expired, reached the broker after; "
+                "the device drops it (its expires_at has passed)",
+                key,
+            )
             return
+        record = self.outbox_record(key) if self.routes.devices else None
+        if record is not None and self.routes.dialect(record["action"].get("entity")) in ECHOING:
+            self.echo.sent(key, record["action"])
         self.outbox.mark(key, DONE)
         if acked is not None:
             acked.set()
@@ -234,36 +302,13 @@ class MqttBackend:
         """A device state, HA's birth message or a hub switch command."""
         if self.discovery.on_message(topic, payload):
             return
-        name = self._by_state.get(topic)
-        if name is None:
+        if not self.routes.on_message(topic, payload):
             log.warning("MQTT message on %s dropped: not a topic the hub reads", topic)
-            return
-        try:
-            state, attributes = parse_state(payload)
-        except StateError as exc:
-            log.warning("MQTT state on %s dropped: %s", topic, exc)
-            return
-        self._reported[name] = {"state": state, "attributes": attributes}
-        self.home.set_state(name, state, **attributes)
-        log.debug("MQTT: %s is %s (from %s)", name, state, topic)
 
     # -- expiry ---------------------------------------------------------------------------------
-    def _expire_loop(self) -> None:
-        period = max(0.05, min(5.0, self.settings.action_ttl_s / 10))
-        while not self._closed.wait(period):
-            try:
-                self.expire()
-            except Exception as exc:  # noqa: BLE001 - the loop must go on
-                log.warning("MQTT outbox expiry failed: %s", exc)
-
     def expire(self) -> int:
-        """Drop every pending row past its ``expires_at``; returns how many."""
-        now, n = self._clock(), 0
-        for key, record in self.outbox.pending():
-            if record.get("expires_at", 0) <= now:
-                self._drop(key, record)
-                n += 1
-        return n
+        """Drop every pending row past its ``expires_at`` now; returns how many."""
+        return self.expiry.expire()
 
     def _drop(self, key: str, record: dict | None) -> None:
         """Mark ``key`` expired (under the link's gate, so the connection never sends it after
@@ -275,18 +320,27 @@ class MqttBackend:
                 return
             self.outbox.mark(key, EXPIRED)
             self.link.revoke(key)
-        with self._lock:
-            self._acks.pop(key, None)
+        self.acks.take(key)
         action = record["action"]
         name = action.get("entity", "")
-        reported = self._reported.get(name)
-        if reported is not None and self.home is not None and self.home.entity(name):
-            self.home.set_state(name, reported["state"], **reported["attributes"])
+        self._restore(name)
         text = f"I couldn't reach the {name}."
-        log.warning("MQTT: %s (command %s %s not acknowledged within %g s)", text,
-                    action.get("service"), key, self.settings.action_ttl_s)
-        self.notify({"event": "action_dropped", "entity": name, "service": action.get("service"),
-                     "idempotency_key": key, "response": text})
+        log.warning(
+            "MQTT: %s (command %s %s not acknowledged within %g s)",
+            text,
+            action.get("service"),
+            key,
+            self.settings.action_ttl_s,
+        )
+        self.notify(
+            {
+                "event": "action_dropped",
+                "entity": name,
+                "service": action.get("service"),
+                "idempotency_key": key,
+                "response": text,
+            }
+        )
 
     def healthy(self) -> bool:
         """False once the network loop died and could not be rebuilt (stop feeding the
@@ -303,6 +357,9 @@ class MqttBackend:
         if self._closed.is_set():
             return
         self._closed.set()
+        self.expiry.close()
+        self.pacer.close()
+        self.echo.close()
         self.link.stop(timeout_s)
         release(self.client_id)
 
@@ -310,19 +367,20 @@ class MqttBackend:
 def crash_point() -> None:
     """Tests only (``HUB_TEST_CRASH_AFTER_OUTBOX=1``): SIGKILL this process between the outbox
     write and the publish."""
-    import os
-    import signal
-
     if os.environ.get(CRASH_ENV) == "1":
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def make_backend(settings, store=None, *, home=None, breaker=None,
-                 notify=None) -> MqttBackend | None:
+def make_backend(
+    settings, store=None, *, home=None, breaker=None, notify=None, service: bool = True
+) -> MqttBackend | None:
     """The MQTT backend, connecting in the background; None when ``[mqtt]`` has no host or
-    ``enabled = false``. Closed cleanly at exit (``offline`` published)."""
+    ``enabled = false``. Closed cleanly at exit (the service publishes ``offline``).
+    ``service``: see :class:`MqttBackend`."""
     if not settings.enabled or not settings.host:
         return None
-    backend = MqttBackend(settings, home=home, store=store, breaker=breaker, notify=notify)
+    backend = MqttBackend(
+        settings, home=home, store=store, breaker=breaker, notify=notify, service=service
+    )
     atexit.register(backend.close)
     return backend

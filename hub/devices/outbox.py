@@ -74,7 +74,7 @@ class Outbox:
                 return None
             status = self._store.outbox_status(key)
             return PENDING if status in ("failed", None) else status
-        except Exception as exc:  # noqa: BLE001 - any store failure: memory keeps the row
+        except Exception as exc:
             log.warning("outbox write for %s failed (%s); kept in memory only", key, exc)
             return None
 
@@ -88,7 +88,7 @@ class Outbox:
                 return
             try:
                 self._store.outbox_done(key, status)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 log.warning("outbox row %s not marked %s: %s", key, status, exc)
 
     def status(self, key: str) -> str | None:
@@ -106,7 +106,7 @@ class Outbox:
         if self._store is not None:
             try:
                 rows.update(_pending_rows(self._store))
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 log.warning("outbox not readable (%s); only this run's rows are replayed", exc)
         with self._lock:
             for key, (status, record) in self._memory.items():
@@ -120,7 +120,7 @@ class Outbox:
     def _trim(self) -> None:
         """Without a store: keep at most :data:`REMEMBERED` finished keys (oldest go first)."""
         finished = [k for k, (st, _) in self._memory.items() if st != PENDING]
-        for key in finished[:max(0, len(finished) - REMEMBERED)]:
+        for key in finished[: max(0, len(finished) - REMEMBERED)]:
             del self._memory[key]
 
     def _forget_finished(self) -> None:

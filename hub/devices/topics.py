@@ -17,10 +17,32 @@ from hub.errors import BadInputError, ConfigError
 MAX_STATE_BYTES = 64 * 1024
 """A state message longer than this is dropped (a device state is a few hundred bytes)."""
 
-BARE_STATES = frozenset({"on", "off", "open", "closed", "opening", "closing", "locked",
-                         "unlocked", "locking", "unlocking", "jammed", "open", "playing",
-                         "paused", "idle", "standby", "unavailable", "unknown", "home",
-                         "not_home", "heat", "cool", "auto"})
+BARE_STATES = frozenset(
+    {
+        "on",
+        "off",
+        "open",
+        "closed",
+        "opening",
+        "closing",
+        "locked",
+        "unlocked",
+        "locking",
+        "unlocking",
+        "jammed",
+        "playing",
+        "paused",
+        "idle",
+        "standby",
+        "unavailable",
+        "unknown",
+        "home",
+        "not_home",
+        "heat",
+        "cool",
+        "auto",
+    }
+)
 """Home Assistant state words; any case in a payload (``ON``) becomes this lower-case form."""
 
 
@@ -33,12 +55,14 @@ def slug(name: str) -> str:
     Raises:
         BadInputError: the name has no letter or digit.
     """
+    # lazy: python-slugify and unidecode are not for hub --help (settings imports this)
     from slugify import slugify
 
     result = slugify(str(name), separator="_")
     if not result:
-        raise BadInputError(f"entity name {name!r} has no letter or digit for an MQTT topic",
-                            node="act")
+        raise BadInputError(
+            f"entity name {name!r} has no letter or digit for an MQTT topic", node="act"
+        )
     return result
 
 
@@ -99,14 +123,17 @@ def entity_topics(settings, entities) -> dict[str, EntityTopics]:
         except BadInputError as exc:
             raise ConfigError(f"home.entities: {exc.message}") from None
         check_topic(f"home.entities.{name}.domain", domain)
-        out[name] = EntityTopics(name, domain, settings.command_topics.get(name, f"{base}/set"),
-                                 settings.state_topics.get(name, f"{base}/state"))
+        out[name] = EntityTopics(
+            name,
+            domain,
+            settings.command_topics.get(name, f"{base}/set"),
+            settings.state_topics.get(name, f"{base}/state"),
+        )
     _check_collisions(out)
     return out
 
 
-HUB_ENTITIES = ("status", "last_transcript", "last_intent", "fallback_level", "mute",
-                "wake_word")
+HUB_ENTITIES = ("status", "last_transcript", "last_intent", "fallback_level", "mute", "wake_word")
 """The hub's own entities that ``[mqtt] discovery`` may list (:mod:`hub.devices.discovery`)."""
 
 
@@ -117,13 +144,18 @@ def check_settings(settings, entities) -> None:
         settings: :class:`hub.settings.MqttSettings`.
         entities: ``(name, domain)`` pairs of ``[home]``.
     Raises:
-        ConfigError: as :func:`entity_topics`, or a bad ``discovery_prefix`` / ``discovery``.
+        ConfigError: as :func:`entity_topics`, or a bad ``discovery_prefix`` /
+            ``discovery`` (the dialects are checked by :func:`hub.settings` with
+            :func:`hub.devices.dialects.build_devices`).
     """
     check_topic("mqtt.discovery_prefix", settings.discovery_prefix)
     for i, name in enumerate(settings.discovery):
         if name not in HUB_ENTITIES:
-            raise ConfigError(f"mqtt.discovery[{i}]: unknown hub entity {name!r}; one of "
-                              f"{', '.join(HUB_ENTITIES)}")
+            raise ConfigError(
+                f"mqtt.discovery[{i}]: unknown hub entity {name!r}; one of "
+                f"{', '.join(HUB_ENTITIES)}"
+            )
+    entities = list(entities)
     entity_topics(settings, entities)
 
 
@@ -134,9 +166,11 @@ def _check_collisions(topics: dict[str, EntityTopics]) -> None:
         for topic in {ent.command, ent.state}:
             other = seen.get(topic)
             if other is not None and other != ent.name:
-                raise ConfigError(f"mqtt: entities {other!r} and {ent.name!r} share the topic "
-                                  f"{topic!r}; rename one or set mqtt.command_topics / "
-                                  f"mqtt.state_topics")
+                raise ConfigError(
+                    f"mqtt: entities {other!r} and {ent.name!r} share the topic "
+                    f"{topic!r}; rename one or set mqtt.command_topics / "
+                    f"mqtt.state_topics"
+                )
             seen[topic] = ent.name
 
 
@@ -147,8 +181,12 @@ def command_payload(action: dict, expires_at: float) -> bytes:
     ``expires_at`` (seconds since the epoch): a device must drop the command after it, because
     the hub has by then told the user it could not reach the device.
     """
-    body = {"service": action["service"], "data": action.get("data") or {},
-            "idempotency_key": action["idempotency_key"], "expires_at": round(expires_at, 3)}
+    body = {
+        "service": action["service"],
+        "data": action.get("data") or {},
+        "idempotency_key": action["idempotency_key"],
+        "expires_at": round(expires_at, 3),
+    }
     return json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
@@ -175,7 +213,7 @@ def parse_state(payload: bytes) -> tuple[str, dict]:
         raise StateError(f"payload is not UTF-8 ({exc.reason} at byte {exc.start})") from None
     if not text:
         raise StateError("payload is empty")
-    if text[0] in "{[\"":
+    if text[0] in '{["':
         return _parse_json(text)
     if any(ord(c) < 32 for c in text) or len(text) > 255:
         raise StateError("bare state has control characters or is over 255 characters")
@@ -187,8 +225,11 @@ def _parse_json(text: str) -> tuple[str, dict]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StateError(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("state"), (str, int, float)) \
-            or isinstance(data.get("state"), bool):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("state"), (str, int, float))
+        or isinstance(data.get("state"), bool)
+    ):
         raise StateError('JSON is not an object with a "state" string or number')
     attributes = data.get("attributes", {})
     if not isinstance(attributes, dict):

@@ -14,25 +14,78 @@ from __future__ import annotations
 
 import re
 
+from hub.act.alarm_intents import asked_back
+from hub.graph.answers import CANCELLED, NOT_UNDERSTOOD, NOTHING_TO_CONFIRM
+from hub.graph.state import TurnState
+from hub.home import Home
 from hub.intents.delay import in_words
+from hub.intents.followup import bare_slot, slot_answer
+from hub.intents.match import resolve_targets
 
-READ_ONLY_INTENTS = frozenset({
-    "HassGetState", "HassGetWeather", "HassClimateGetTemperature", "HassGetCurrentTime",
-    "HassGetCurrentDate", "HassTimerStatus", "HassNevermind",
-})
+READ_ONLY_INTENTS = frozenset(
+    {
+        "HassGetState",
+        "HassGetWeather",
+        "HassClimateGetTemperature",
+        "HassGetCurrentTime",
+        "HassGetCurrentDate",
+        "HassTimerStatus",
+        "HassNevermind",
+    }
+)
 """Intents that only read (their answers never change an entity)."""
 
-YES_WORDS = frozenset({"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "confirm",
-                       "correct", "absolutely", "certainly", "affirmative", "right"})
+YES_WORDS = frozenset(
+    {
+        "yes",
+        "yeah",
+        "yep",
+        "yup",
+        "sure",
+        "ok",
+        "okay",
+        "confirm",
+        "correct",
+        "absolutely",
+        "certainly",
+        "affirmative",
+        "right",
+    }
+)
 """Words that say yes on their own."""
-NO_WORDS = frozenset({"no", "nope", "nah", "cancel", "don't", "dont", "stop", "never",
-                      "nevermind", "negative"})
+NO_WORDS = frozenset(
+    {"no", "nope", "nah", "cancel", "don't", "dont", "stop", "never", "nevermind", "negative"}
+)
 """Words that say no on their own."""
-FILLER_WORDS = frozenset({"please", "do", "it", "that", "go", "ahead", "thanks", "thank",
-                          "you", "mind", "not", "i", "of", "course", "sir", "hub", "then"})
+FILLER_WORDS = frozenset(
+    {
+        "please",
+        "do",
+        "it",
+        "that",
+        "go",
+        "ahead",
+        "thanks",
+        "thank",
+        "you",
+        "mind",
+        "not",
+        "i",
+        "of",
+        "course",
+        "sir",
+        "hub",
+        "then",
+    }
+)
 """Words that may come with a yes or a no ("yes please", "no thanks", "do it", "never mind")."""
-_PHRASES = {"do it": True, "go ahead": True, "please do": True, "of course": True,
-            "never mind": False}
+_PHRASES = {
+    "do it": True,
+    "go ahead": True,
+    "please do": True,
+    "of course": True,
+    "never mind": False,
+}
 
 
 NOTHING_TO_CANCEL = "Okay."
@@ -66,16 +119,15 @@ def sensitive_targets(home, match) -> tuple[str, ...]:
         home: the :class:`hub.home.Home`.
         match: an :class:`hub.intents.rules.IntentMatch` from any path.
     """
-    from hub.intents.rules import resolve_targets
-
     if match.intent in READ_ONLY_INTENTS:
         return ()
     if match.command is not None:  # a delayed command: its command's targets (hub.intents.delay)
         return sensitive_targets(home, match.command)
     names = list(match.entities)
     try:
-        found = resolve_targets(home, match.intent, dict(match.slots), match.response,
-                                match.context_slots)
+        found = resolve_targets(
+            home, match.intent, dict(match.slots), match.response, match.context_slots
+        )
         names += [n for n in found.entities if n not in names]
     except (KeyError, TypeError, ValueError):  # unresolvable slots: the named entities only
         pass
@@ -96,11 +148,22 @@ def needs_confirmation(home, matches, confirmed=()) -> bool:
     return any(set(sensitive_targets(home, m)) - set(confirmed) for m in matches)
 
 
-_VERBS = {("lock", "HassTurnOn"): "lock", ("lock", "HassTurnOff"): "unlock",
-          ("cover", "HassTurnOn"): "open", ("cover", "HassTurnOff"): "close",
-          ("valve", "HassTurnOn"): "open", ("valve", "HassTurnOff"): "close",
-          ("HassTurnOn", None): "turn on", ("HassTurnOff", None): "turn off",
-          ("HassSetPosition", None): "move", ("HassLightSet", None): "change"}
+_VERBS = {
+    ("lock", "HassTurnOn"): "lock",
+    ("lock", "HassTurnOff"): "unlock",
+    ("cover", "HassTurnOn"): "open",
+    ("cover", "HassTurnOff"): "close",
+    ("valve", "HassTurnOn"): "open",
+    ("valve", "HassTurnOff"): "close",
+    ("HassTurnOn", None): "turn on",
+    ("HassTurnOff", None): "turn off",
+    ("HassSetPosition", None): "move",
+    ("HassLightSet", None): "change",
+}
+
+_VERB_INTENTS = frozenset(k[1] or k[0] for k in _VERBS) - {None}
+"""Intents asked back as a verb on devices ("turn on the Bed Light"); any other intent is
+asked back in the words it was heard in ("set a timer for 5 minutes")."""
 
 
 def _one_question(home, match, names: tuple[str, ...]) -> str:
@@ -110,6 +173,11 @@ def _one_question(home, match, names: tuple[str, ...]) -> str:
         return f"{_one_question(home, match.command, names)} in {in_words(slots)}"
     if slots.get("conversation_command"):
         return f"{slots['conversation_command']} in {in_words(slots)}"
+    alarm = asked_back(match.intent, slots)  # an alarm or reminder: what it would set
+    if alarm is not None:
+        return alarm
+    if match.text and match.intent not in _VERB_INTENTS:  # a timer, a list, a media search
+        return match.text  # asked in the words heard, not as a device change
     first = home.entity(names[0]) if names else None
     domain = first.domain if first is not None else slots.get("domain")
     verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")
@@ -121,7 +189,7 @@ def _one_question(home, match, names: tuple[str, ...]) -> str:
 
 
 def question(home, matches) -> str:
-    """"Do you want me to unlock the Front Door?" for the matches that need a yes.
+    """ "Do you want me to unlock the Front Door?" for the matches that need a yes.
 
     Matches with no sensitive target (an LLM match asked back for another reason, such as
     an area-wide action) are described by their slots.
@@ -131,3 +199,31 @@ def question(home, matches) -> str:
         names = sensitive_targets(home, match) or tuple(match.entities)
         parts.append(_one_question(home, match, names))
     return "Do you want me to " + " and ".join(parts) + "?"
+
+
+def question_answer(home: Home, state: TurnState) -> dict | None:
+    """The turn's state update when its transcript answers the previous turn's question, else
+    None (a new request).
+
+    A slot question ("Which area do you mean?", :mod:`hub.intents.followup`) is answered by a
+    slot value or cancelled by a no; a confirmation ("Do you want me to ...?") by a yes (its
+    matches, ``confirmed``) or a no (:data:`CANCELLED`). A yes with no question waiting is
+    :data:`NOTHING_TO_CONFIRM`. A bare area or entity name that answers no question
+    (:func:`hub.intents.followup.bare_slot`) is no command: :data:`NOT_UNDERSTOOD`, nothing
+    done, whatever a rule, the fuzzy matcher or the LLM would read into it.
+    """
+    said = state.get("transcript") or ""
+    answer = confirmation_answer(said)
+    answered = slot_answer(home, state.get("asked"), said, answer is False)
+    if answered is not None:
+        return answered
+    pending = state.get("pending")
+    if pending and answer is True:
+        return {"matches": list(pending), "confirmed": True, "source": pending[0].source or "rules"}
+    if pending and answer is False:
+        return {"matches": [], "response": CANCELLED, "source": "rules"}
+    if not pending and answer is True:
+        return {"matches": [], "response": NOTHING_TO_CONFIRM, "source": "rules"}  # a stray yes
+    if answer is None and bare_slot(home, said) is not None:  # BC-22: a name is no command
+        return {"matches": [], "response": NOT_UNDERSTOOD, "source": "rules", "transcript": said}
+    return None

@@ -2,32 +2,34 @@
 
 The ``llm_answer`` node hands each finished sentence to the turn's :class:`AnswerSpeech`;
 its own thread synthesizes and plays it while the model writes the next one, so synthesis on
-a busy CPU never eats the LLM's time (``[llm] budget_s``). The object outlives a timed-out
-or retried LLM call (it is keyed by the turn id), which gives two guarantees:
+a busy CPU never eats the LLM's time (``[llm] budget_s``). The object lives in the turn's
+context (:attr:`hub.graph.state.TurnContext.speech`), so it outlives a timed-out or retried
+LLM call, which gives two guarantees:
 
 - a sentence is said at most once: a retry that writes the same sentence again is skipped;
 - what was already said stands when the LLM times out later (the answer is then those
   sentences, not a fallback line spoken after them).
 
 The ``tts`` node waits for the speech to finish (:meth:`AnswerSpeech.finish`, under the tts
-node's own timeout) and synthesizes only the sentences that streaming could not say.
+node's own timeout) and synthesizes only the sentences that streaming could not say; the
+orchestrator stops it when the turn ends (:meth:`AnswerSpeech.close`).
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
 import queue
 import threading
-import time
-from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 from hub.errors import HubError, TimeoutError_
+from hub.names import TTS
 
 log = logging.getLogger("hub.graph")
 
-MAX_TURNS = 64
-"""Answer speeches kept at once (a turn normally removes its own at its tts node)."""
+CLOSE_JOIN_S = 5.0
+"""When the turn ends, how long to wait for answer speech still synthesizing to stop."""
 
 _POLL_S = 0.05
 """How often a waiting :meth:`AnswerSpeech.finish` looks at its cancel event."""
@@ -42,21 +44,32 @@ class AnswerSpeech:
     """The sentences of one turn's LLM answer and their audio, made on a background thread.
 
     Args:
-        hub: the orchestrator (``engines.tts()``, ``conversation_of(state)``).
-        state: the turn's state (``started``, ``conversation_id``).
+        tts: returns the TTS engine (built on first use; raises HubError when it cannot).
+        play: hands a synthesized chunk to the conversation's player.
+        started: monotonic time of the end of input (TTFA is measured from it).
+        clock: the turn's monotonic clock.
         speak: synthesize and play; False only collects the text.
     """
 
-    def __init__(self, hub, state: dict, speak: bool):
-        self._hub, self._state, self._speak = hub, state, speak
+    def __init__(
+        self,
+        tts: Callable[[], Any],
+        play: Callable[[Any], None],
+        started: float,
+        clock: Callable[[], float],
+        speak: bool,
+    ):
+        self._tts, self._play, self._started, self._clock = tts, play, started, clock
+        self._speak = speak
         self.sentences: list[str] = []
         self._seen: set[str] = set()
         self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self.pcm, self.rate, self.ttfa_ms = bytearray(), None, None
-        self.said: list[str] = []     # sentences fully synthesized, in order
-        self.pieces: list[str] = []   # the text of each chunk played, as spoken
+        self.pcm, self.rate = bytearray(), None
+        self.ttfa_ms: float | None = None
+        self.said: list[str] = []  # sentences fully synthesized, in order
+        self.pieces: list[str] = []  # the text of each chunk played, as spoken
         self.failed = False
         self._thread: threading.Thread | None = None
 
@@ -81,8 +94,7 @@ class AnswerSpeech:
 
     def _start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="hub-answer-speech",
-                                            daemon=True)
+            self._thread = threading.Thread(target=self._run, name="hub-answer-speech", daemon=True)
             self._thread.start()
 
     def _run(self) -> None:
@@ -96,23 +108,24 @@ class AnswerSpeech:
             try:
                 self._synthesize(sentence)
             except HubError as exc:
-                log.warning("streaming the answer stopped (%s); the tts node takes over",
-                            exc.message)
+                log.warning(
+                    "streaming the answer stopped (%s); the tts node takes over", exc.message
+                )
                 self.failed = True
 
     def _synthesize(self, sentence: str) -> None:
         """Synthesize and play one sentence; once any of it is played, it counts as said."""
-        engine = self._hub.engines.tts()
+        engine = self._tts()
         self.rate = self.rate or engine.rate
         for chunk in engine.synthesize(sentence, self._stop):
             if self._stop.is_set():
                 return
             if self.ttfa_ms is None:
-                self.ttfa_ms = (time.monotonic() - self._state["started"]) * 1000
+                self.ttfa_ms = (self._clock() - self._started) * 1000
             self.pcm += chunk.pcm
             self.rate = chunk.rate
             self.pieces.append(chunk.text)
-            self._hub.conversation_of(self._state).play(chunk)
+            self._play(chunk)
             if not self.said or self.said[-1] is not sentence:
                 self.said.append(sentence)
                 log.info("answer sentence spoken: %r", sentence)
@@ -129,7 +142,7 @@ class AnswerSpeech:
             while thread.is_alive():
                 if cancel.is_set():
                     self._stop.set()
-                    raise TimeoutError_("answer speech did not finish in time", node="tts")
+                    raise TimeoutError_("answer speech did not finish in time", node=TTS)
                 thread.join(_POLL_S)
         with self._lock:
             said = {_key(s) for s in self.said}
@@ -145,49 +158,8 @@ class AnswerSpeech:
         if self._thread is not None:
             self._thread.join(timeout_s)
 
-
-_ACTIVE: OrderedDict[str, AnswerSpeech] = OrderedDict()
-_ACTIVE_LOCK = threading.Lock()
-
-
-EXIT_JOIN_S = 5.0
-"""At exit, how long to wait for answer speech to stop (onnxruntime aborts the process when
-it ends under a running synthesis)."""
-
-
-def _stop_all(timeout_s: float = EXIT_JOIN_S) -> None:
-    """Stop every answer speech and wait for its thread (registered with :mod:`atexit`)."""
-    with _ACTIVE_LOCK:
-        speeches = list(_ACTIVE.values())
-    end = time.monotonic() + timeout_s
-    for speech in speeches:
-        speech.stop()
-    for speech in speeches:
-        speech.join(max(0.0, end - time.monotonic()))
-
-
-atexit.register(_stop_all)
-
-
-def answer_speech(hub, state: dict) -> AnswerSpeech:
-    """The turn's :class:`AnswerSpeech`, made on first use (the same one on a retry)."""
-    turn = state["turn_id"]
-    with _ACTIVE_LOCK:
-        speech = _ACTIVE.get(turn)
-        if speech is None:
-            speech = _ACTIVE[turn] = AnswerSpeech(hub, state, speak=hub.speak)
-            while len(_ACTIVE) > MAX_TURNS:
-                _ACTIVE.popitem(last=False)[1].stop()
-        return speech
-
-
-def current(state: dict) -> AnswerSpeech | None:
-    """The turn's :class:`AnswerSpeech` if its LLM answer has started, else None."""
-    with _ACTIVE_LOCK:
-        return _ACTIVE.get(state.get("turn_id") or "")
-
-
-def release(state: dict) -> AnswerSpeech | None:
-    """Forget the turn's :class:`AnswerSpeech` (its tts node is done with it)."""
-    with _ACTIVE_LOCK:
-        return _ACTIVE.pop(state.get("turn_id") or "", None)
+    def close(self, timeout_s: float = CLOSE_JOIN_S) -> None:
+        """The turn is over: stop, and wait up to ``timeout_s`` for a synthesis in progress
+        (onnxruntime aborts the process when it ends under a running synthesis)."""
+        self.stop()
+        self.join(timeout_s)

@@ -57,7 +57,7 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
             return pickle.load(f)
     except FileNotFoundError:
         pass
-    except Exception as exc:  # noqa: BLE001 - a damaged cache file is rebuilt
+    except Exception as exc:
         log.debug("cached %s unreadable (%s): rebuilding", kind, exc)
     value = build()
     try:
@@ -66,6 +66,6 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
         with os.fdopen(fd, "wb") as f:
             pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
-    except Exception as exc:  # noqa: BLE001 - read-only home, full disk: just not cached
+    except Exception as exc:
         log.debug("cannot cache %s: %s", kind, exc)
     return value

@@ -44,6 +44,7 @@ class IntentSpec:
     area_preference: bool = False
     timer: bool = False
     hint: str = ""
+    llm: bool = True
 
 
 _TUPLES = ("slots", "domains", "features", "responses")
@@ -121,21 +122,22 @@ def device_intents() -> frozenset[str]:
 
     The LLM guard acts on them only when the transcript names their target.
     """
-    return frozenset(n for n, s in _load().items()
-                     if s.side_effects and s.domains and "todo" not in s.domains)
+    return frozenset(
+        n for n, s in _load().items() if s.side_effects and s.domains and "todo" not in s.domains
+    )
 
 
 _DURATION = ("hours", "minutes", "seconds")
 
 
 def llm_intents() -> tuple[str, ...]:
-    """Every catalog intent, in file order (what the LLM may propose by default)."""
-    return tuple(_load())
+    """Every catalog intent the LLM may propose (``llm`` true), in file order."""
+    return tuple(n for n, s in _load().items() if s.llm)
 
 
 def llm_hints() -> dict[str, str]:
     """Intent -> its one-line hint for the LLM's system prompt."""
-    return {n: s.hint or n for n, s in _load().items()}
+    return {n: s.hint or n for n, s in _load().items() if s.llm}
 
 
 def llm_slots() -> dict[str, tuple[str, ...]]:
@@ -145,9 +147,14 @@ def llm_slots() -> dict[str, tuple[str, ...]]:
     """
     out = {}
     for name, spec in _load().items():
+        if not spec.llm:
+            continue
         timer = _DURATION + ("conversation_command",)
-        slots = timer if spec.timer and set(_DURATION) & set(spec.slots) else (
-            () if spec.timer else spec.slots)
+        slots = (
+            timer
+            if spec.timer and set(_DURATION) & set(spec.slots)
+            else (() if spec.timer else spec.slots)
+        )
         out[name] = tuple(s for s in slots if s in spec.slots and s != "duration_s")
     return out
 

@@ -20,35 +20,38 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from hub.intents import catalog
+from hub.intents.match import IntentMatch, duration_s, fuzzy_readings
+
 COMMAND_SLOT = "conversation_command"
 """Home Assistant's slot for the command of a delayed command."""
 LATER_SLOT = "later_s"
 """Slot of a question about later ("what time is it in 5 minutes"): the delay in seconds."""
 
-DELAY_WORDS = re.compile(r"\b(in|after)\s+\S+(\s+and\s+a\s+half)?\s+(second|minute|hour)s?\b",
-                         re.IGNORECASE)
+DELAY_WORDS = re.compile(
+    r"\b(in|after)\s+\S+(\s+and\s+a\s+half)?\s+(second|minute|hour)s?\b", re.IGNORECASE
+)
 """A delay in a sentence ("in 10 minutes", "after an hour"): only such a sentence is tried as
 a delayed command on the loose path (:meth:`hub.intents.rules.Rules.recognize_delayed`)."""
 
 
-def is_delayed(match) -> bool:
-    """True when ``match`` (an :class:`hub.intents.rules.IntentMatch`) is a delayed command."""
-    return match.intent == "HassStartTimer" and bool(str(match.slots.get(COMMAND_SLOT) or "")
-                                                     .strip())
+def is_delayed(match: IntentMatch) -> bool:
+    """True when ``match`` (an :class:`IntentMatch`) is a delayed command."""
+    return match.intent == "HassStartTimer" and bool(
+        str(match.slots.get(COMMAND_SLOT) or "").strip()
+    )
 
 
 def inner_match(rules, text: str, area: str | None, loose: bool):
     """The rules' match of a delayed command's own ``text`` ("turn off the kitchen light").
 
     Strict hassil first; with ``loose`` (the fuzzy and LLM paths) else the fuzzy matcher's
-    reading when it is exactly one command (:func:`hub.intents.multi.fuzzy_matches`). A
+    reading when it is exactly one command (:func:`hub.intents.match.fuzzy_readings`). A
     delayed command inside a delayed command is not taken. None when nothing reads it.
     """
     match = rules.recognize(text, area)
     if match is None and loose and rules.fuzzy_enabled:
-        from hub.intents.multi import fuzzy_matches
-
-        found = fuzzy_matches(rules.fuzzy, rules.home, text, area)
+        found = fuzzy_readings(rules.fuzzy, rules.home, text, area)
         match = found[0] if len(found) == 1 else None
     return None if match is None or is_delayed(match) else match
 
@@ -68,22 +71,21 @@ def delayed_match(rules, match, area: str | None, loose: bool = False):
         command without side effects (a question) gives the question's match with
         :data:`LATER_SLOT` instead: nothing is delayed.
     """
-    from hub.intents import catalog
-    from hub.intents.rules import duration_s
-
     inner = inner_match(rules, str(match.slots[COMMAND_SLOT]).strip(), area, loose)
     if inner is None:
         return None
     if not catalog.has_side_effects(inner.intent):
         seconds = match.slots.get("duration_s")
         seconds = int(seconds) if seconds is not None else duration_s(match.slots)
-        return replace(inner, slots={**inner.slots, LATER_SLOT: seconds}, text=match.text,
-                       source=match.source)
+        return replace(
+            inner, slots={**inner.slots, LATER_SLOT: seconds}, text=match.text, source=match.source
+        )
     slots, context = match.slots, match.context_slots
     if area and not slots.get("area"):
         slots, context = {**slots, "area": area}, (*context, "area")
-    return replace(match, slots=slots, context_slots=context, entities=inner.entities,
-                   command=inner)
+    return replace(
+        match, slots=slots, context_slots=context, entities=inner.entities, command=inner
+    )
 
 
 def in_words(slots: dict) -> str:

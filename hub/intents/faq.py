@@ -17,6 +17,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from rapidfuzz import fuzz, process
+
 from hub.errors import ConfigError
 from hub.paths import DATA_DIR
 
@@ -27,10 +29,21 @@ DEFAULT_PATH = DATA_DIR / "faq.toml"
 """The question/answer file that ships."""
 
 _CONTRACTIONS = {
-    "what's": "what is", "who's": "who is", "how's": "how is", "where's": "where is",
-    "it's": "it is", "that's": "that is", "you're": "you are", "i'm": "i am",
-    "can't": "cannot", "don't": "do not", "doesn't": "does not", "i've": "i have",
-    "what're": "what are", "how're": "how are", "'re": " are",
+    "what's": "what is",
+    "who's": "who is",
+    "how's": "how is",
+    "where's": "where is",
+    "it's": "it is",
+    "that's": "that is",
+    "you're": "you are",
+    "i'm": "i am",
+    "can't": "cannot",
+    "don't": "do not",
+    "doesn't": "does not",
+    "i've": "i have",
+    "what're": "what are",
+    "how're": "how are",
+    "'re": " are",
 }
 _FILLERS = frozenset({"please", "um", "uh", "er", "erm", "hmm"})
 _WORD = re.compile(r"[a-z0-9']+")
@@ -47,8 +60,6 @@ def normalize(text: str) -> str:
 
 def _score(a: str, b: str, **_kwargs) -> float:
     """Similarity 0-100 of two normalised texts: max of ratio and token_sort_ratio."""
-    from rapidfuzz import fuzz
-
     return max(fuzz.ratio(a, b), fuzz.token_sort_ratio(a, b))
 
 
@@ -80,11 +91,29 @@ def _load_entries(path: Path) -> list[tuple[str, str]]:
             raise ConfigError(f"resilience.faq: {where}: expected keys questions and answer")
         if not isinstance(answer, str) or not answer.strip():
             raise ConfigError(f"resilience.faq: {where}.answer: expected a non-empty string")
-        if not isinstance(questions, list) or not questions or not all(
-                isinstance(q, str) and normalize(q) for q in questions):
+        if (
+            not isinstance(questions, list)
+            or not questions
+            or not all(isinstance(q, str) and normalize(q) for q in questions)
+        ):
             raise ConfigError(f"resilience.faq: {where}.questions: expected a list of strings")
         pairs.extend((normalize(q), answer.strip()) for q in questions)
     return pairs
+
+
+UNDERSTANDING = ("rules", "llm_intent", "llm_answer")
+"""The turn's nodes whose failure makes a curated answer a fallback (level 3)."""
+
+
+def curated_level(errors) -> int:
+    """The fallback level of a curated (FAQ) answer in a turn with these trace ``errors``:
+    3 when a rules or LLM node failed (the answer stands in for them), else 0 (it is the
+    answer; ``hub stats`` counts it as one)."""
+    return (
+        3
+        if any(isinstance(e, dict) and e.get("node") in UNDERSTANDING for e in errors or ())
+        else 0
+    )
 
 
 class Faq:
@@ -106,13 +135,10 @@ class Faq:
 
     def match(self, text: str, min_score: float = 85) -> FaqMatch | None:
         """The best-scoring question at or above ``min_score`` (0-100) for ``text``, or None."""
-        from rapidfuzz import process
-
         query = normalize(text)
         if not query:
             return None
-        best = process.extractOne(query, self._questions, scorer=_score,
-                                  score_cutoff=min_score)
+        best = process.extractOne(query, self._questions, scorer=_score, score_cutoff=min_score)
         if best is None:
             return None
         question, score, index = best

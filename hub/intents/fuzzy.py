@@ -23,14 +23,19 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from importlib import resources
+
+import yaml
 
 from hub.home import Home
 from hub.intents import catalog
+from hub.intents.artefacts import cached, key_of
 
 log = logging.getLogger("hub.intents")
 
-EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for|not)\b",
-                       re.IGNORECASE)
+EXCLUSION = re.compile(
+    r"\b(except|but|excluding|apart from|other than|besides|save for|not)\b", re.IGNORECASE
+)
 """Words that make a sentence an exclusion or a negation: never matched fuzzily."""
 
 MAX_NUMBER = 1000
@@ -54,12 +59,20 @@ def gazetteer_home(home: Home) -> tuple[dict, dict]:
     for i, area in enumerate(home.areas):
         names[f"area_{i}"] = area
         areas[f"area_{i}"] = {"name": area, "floor": floor_ids.get(home.area_floors.get(area))}
+        if home.area_aliases.get(area):
+            areas[f"area_{i}"]["aliases"] = list(home.area_aliases[area])
     area_ids = {areas[k]["name"]: k for k in areas}
     entities = {}
     for i, entity in enumerate(home.entities):
         key = f"{entity.domain}.e{i}"
         names[key] = entity.name
-        spec = {"name": entity.name, "domain": entity.domain, "area": area_ids.get(entity.area)}
+        spec = {
+            "name": entity.spoken[0],
+            "domain": entity.domain,
+            "area": area_ids.get(entity.area),
+        }
+        if entity.aliases:
+            spec["aliases"] = list(entity.aliases)
         if entity.device_class:
             spec["device_class"] = entity.device_class
         entities[key] = spec
@@ -69,19 +82,17 @@ def gazetteer_home(home: Home) -> tuple[dict, dict]:
 def _vocabulary() -> dict:
     """The matcher's packaged English vocabulary with numbers up to :data:`MAX_NUMBER` (the
     parsed YAML from the artefact cache when the file is unchanged)."""
-    from importlib import resources
-
-    from hub.intents.artefacts import cached, key_of
 
     def read() -> dict:
-        import yaml
-
         vocabulary = yaml.safe_load(text)
         vocabulary.setdefault("numbers", {})["max_cardinal"] = MAX_NUMBER
         return vocabulary
 
-    text = resources.files("gazetteer_matcher").joinpath("data/vocabulary.yaml").read_text(
-        encoding="utf-8")
+    text = (
+        resources.files("gazetteer_matcher")
+        .joinpath("data/vocabulary.yaml")
+        .read_text(encoding="utf-8")
+    )
     return cached("gazetteer-vocabulary", key_of("vocabulary", [text, MAX_NUMBER]), read)
 
 
@@ -115,6 +126,7 @@ class Fuzzy:
         """The matcher (built once, thread-safe); call at start to keep it out of turns."""
         with self._lock:
             if self._matcher is None:
+                # lazy: the fuzzy matcher's native library (about 0.4 s) loads only when used
                 from gazetteer_matcher import GazetteerMatcher
 
                 data, self._names = gazetteer_home(self.home)
@@ -141,16 +153,21 @@ class Fuzzy:
         frames = []
         for frame in result.frames:
             slots = self._canonical(frame.slots)
-            if frame.intent not in self._usable or slots is None or _unknown_verb(frame) or (
-                    frame.intent == "HassStartTimer" and frame.unexplained_tokens):
+            if (
+                frame.intent not in self._usable
+                or slots is None
+                or _unknown_verb(frame)
+                or (frame.intent == "HassStartTimer" and frame.unexplained_tokens)
+            ):
                 return None
             frames.append((frame.intent, slots, frame.response_key or ""))
         return frames
 
     def _id_of(self, name: str) -> str | None:
         """The matcher id of an area name, or None."""
-        return next((k for k, v in self._names.items() if v == name and k.startswith("area_")),
-                    None)
+        return next(
+            (k for k, v in self._names.items() if v == name and k.startswith("area_")), None
+        )
 
     def _canonical(self, slots: dict) -> dict | None:
         """Slots with ids turned into the home's names; None when an id is unknown."""

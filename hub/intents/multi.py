@@ -12,19 +12,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from hub.intents import catalog
-from hub.intents.rules import INTENT_DOMAINS, IntentMatch, duration_s, resolve_targets
+from hub.intents.delay import delayed_match, is_delayed
+from hub.intents.match import IntentMatch, fuzzy_readings
 
-CONJUNCTION = re.compile(r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+and\s+|"
-                         r"\s+then\s+|\s+after\s+that\s+)\s*", re.IGNORECASE)
+CONJUNCTION = re.compile(
+    r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+and\s+|"
+    r"\s+then\s+|\s+after\s+that\s+)\s*",
+    re.IGNORECASE,
+)
 """Where a sentence may be cut into commands."""
 
 MAX_COMMANDS = 4
 """Most commands taken from one sentence."""
 
 
-def split_commands(text: str, recognize: Callable[[str], IntentMatch | None]
-                   ) -> list[IntentMatch] | None:
+def split_commands(
+    text: str, recognize: Callable[[str], IntentMatch | None]
+) -> list[IntentMatch] | None:
     """Two or more strict matches for the parts of ``text``, in order; None otherwise.
 
     ``recognize`` is the strict matcher of one part (None: no match). Cuts are tried from the
@@ -56,21 +60,11 @@ def _split(text, cuts, recognize, budget) -> list[IntentMatch] | None:
 
 def fuzzy_matches(fuzzy, home, text: str, area: str | None, rules=None) -> list[IntentMatch]:
     """The fuzzy matcher's commands for ``text`` as IntentMatches (``source="fuzzy"``); [] none,
-    and [] when any targeted command resolves to no entity of the home. A delayed command
-    among them passes :func:`hub.intents.delay.delayed_match` (with ``rules``; without: [])."""
-    from hub.intents.delay import delayed_match, is_delayed
-
-    frames = fuzzy.frames(text, area) or []
+    and [] when any targeted command resolves to no entity of the home
+    (:func:`hub.intents.match.fuzzy_readings`). A delayed command among them passes
+    :func:`hub.intents.delay.delayed_match` (with ``rules``; without: [])."""
     matches = []
-    for intent, slots, key in frames:
-        if intent in catalog.timer_intents() and any(k in slots for k in
-                                                     ("hours", "minutes", "seconds")):
-            slots = {**slots, "duration_s": duration_s(slots)}
-        targets = resolve_targets(home, intent, slots, key)
-        if intent in INTENT_DOMAINS and not targets.ok:
-            return []  # a loose reading that reaches nothing in the home is not trusted
-        match = IntentMatch(intent=intent, slots=slots, text=text, source="fuzzy",
-                            entities=targets.entities, response=key)
+    for match in fuzzy_readings(fuzzy, home, text, area):
         if is_delayed(match):
             match = delayed_match(rules, match, area, loose=True) if rules else None
             if match is None:
@@ -79,8 +73,9 @@ def fuzzy_matches(fuzzy, home, text: str, area: str | None, rules=None) -> list[
     return matches
 
 
-def more_matches(rules, text: str, area: str | None = None,
-                 fuzzy: bool = True) -> list[IntentMatch]:
+def more_matches(
+    rules, text: str, area: str | None = None, fuzzy: bool = True
+) -> list[IntentMatch]:
     """After strict matching failed: several strict commands, else (``fuzzy``) the fuzzy
     matcher's reading; [] when neither."""
     split = split_commands(text, lambda part: rules.recognize(part, area))

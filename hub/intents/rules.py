@@ -8,26 +8,10 @@ timer intents also carry ``duration_s`` (seconds, ``5 and a half minutes`` -> 33
 The sentences (Home Assistant's, ours, the user's) are loaded once by :class:`Rules`
 (:mod:`hub.intents.sentences`).
 
-Area rules (BC-22; Home Assistant's semantics, reduced):
-- The area a command applies to is the spoken area, else the conversation's area (the
-  satellite's room; ``HomeSettings.satellite_area`` by default), passed to hassil as intent
-  context like Home Assistant's default agent does: sentences that take the area from the
-  context (``requires_context: area: slot: true``) get it as their ``area`` slot, as in Home
-  Assistant ("pause" in the living room has ``area = "Living Room"``).
-  :attr:`IntentMatch.context_slots` names the slots filled that way, so handlers can tell a
-  spoken area from the room's.
-- "turn off the lights" (no area spoken) means the conversation's area. With no area known
-  the match keeps no ``area`` slot and the actor asks which area (:func:`resolve_targets`
-  returns ``need_area``); nothing is switched.
-- "turn off all the lights" / "... everywhere" (response ``light_all``) means every area.
+The area rules are :mod:`hub.intents.match`'s (:func:`resolve_targets`). Two more:
 - An exclusion ("all the lights except the kitchen", "every light but ...") is not parsed by
   the rules: such a sentence yields no match (None), never the plain all-lights rule.
 - A bare "off" matches nothing (None): no action.
-- Media, climate and weather intents treat the room's area as a preference, not a filter
-  (Home Assistant's ``preferred_area_id``): "next" in the living room skips on the living
-  room's media players when it has any, else on the others. A spoken area is a filter.
-- A name wins over the room's area: "pause the TV" in the kitchen pauses the TV wherever it
-  is.
 """
 
 from __future__ import annotations
@@ -38,54 +22,35 @@ import dataclasses
 import re
 import threading
 import time
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+
+from hassil import Intents
+from hassil.expression import TextChunk
+from hassil.intents import TextSlotList, TextSlotValue
+from hassil.recognize import recognize_ranked
 
 from hub.errors import ConfigError
+from hub.home import Home
 from hub.intents import catalog
+from hub.intents.artefacts import cached, key_of
+from hub.intents.delay import DELAY_WORDS, delayed_match, is_delayed
+from hub.intents.fuzzy import Fuzzy
+from hub.intents.match import IntentMatch, resolve_targets, with_duration
+from hub.intents.multi import more_matches
 from hub.intents.sentences import CUSTOM, load_sentences
-from hub.home import Home, TargetMatch
 from hub.settings import IntentSettings
 
 SUPPORTED_INTENTS = catalog.names()
-"""Intents the actor handles (the catalog's; the others in home-assistant-intents are not loaded)."""
+"""Intents the actor handles (the catalog's; the others in home-assistant-intents are not
+loaded)."""
 
-# Domains an intent may act on, for intents with an entity target; empty: any domain.
-INTENT_DOMAINS = {s.name: s.domains for s in catalog.intents()
-                  if s.domains or ("name" in s.slots and not s.timer)}
-# Intents where the satellite's area is only a preference (Home Assistant's media handlers).
-PREFERENCE_INTENTS = catalog.preference_intents()
-TIMER_INTENTS = catalog.timer_intents()
-_ALL_RESPONSES = frozenset({"light_all", "fan_all"})
-_EXCLUSION = re.compile(r"\b(except|but|excluding|apart from|other than|besides|save for)\b",
-                        re.IGNORECASE)
+_EXCLUSION = re.compile(
+    r"\b(except|but|excluding|apart from|other than|besides|save for)\b", re.IGNORECASE
+)
 MEMO = 256
 """How many ``(text, area)`` answers :meth:`Rules.recognize` keeps (least recently used go)."""
 # Attributes never asked about by name (HassGetState's ``attribute`` slot list skips them).
 _HIDDEN_ATTRIBUTES = frozenset({"unit_of_measurement", "device_class", "friendly_name"})
-
-
-@dataclass(frozen=True)
-class IntentMatch:
-    """One recognized intent.
-
-    ``slots`` is JSON-able with Home Assistant slot names; ``entities`` are the resolved target
-    entity names (canonical); ``response`` is Home Assistant's response key the sentence chose
-    (``lights_area``, ``light_all``, ``one_yesno``, ...; "" when unknown, e.g. from the LLM).
-    ``context_slots`` names the slots whose value came from the conversation, not from the
-    words (``("area",)`` for "pause" said in a room); () when everything was said.
-    ``command`` is a delayed command's own match ("turn off the lights" of "turn off the
-    lights in 1 hour"), None otherwise.
-    """
-
-    intent: str
-    slots: dict
-    text: str
-    source: str = "rules"
-    entities: tuple[str, ...] = ()
-    response: str = ""
-    context_slots: tuple[str, ...] = ()
-    command: IntentMatch | None = None
 
 
 class Rules:
@@ -110,8 +75,6 @@ class Rules:
         self._memo_lock = threading.Lock()
         self._fuzzy = None
         if settings.fuzzy:  # loaded now, at start, so no turn waits for it (about 0.5 s)
-            from hub.intents.fuzzy import Fuzzy
-
             self._fuzzy = Fuzzy(home, background=False)
             self._fuzzy.load()
         self.load_s = time.perf_counter() - start
@@ -137,22 +100,24 @@ class Rules:
                 self._memo[(text, area)] = known
                 while len(self._memo) > MEMO:
                     self._memo.popitem(last=False)
-        return None if known is None else dataclasses.replace(known, slots=copy.deepcopy(
-            known.slots))
+        return (
+            None if known is None else dataclasses.replace(known, slots=copy.deepcopy(known.slots))
+        )
 
     def _recognize(self, text: str, area: str, loose: bool = False) -> IntentMatch | None:
-        from hassil.recognize import recognize_ranked
-
-        from hub.intents.delay import delayed_match, is_delayed
-
         context = {"area": {"value": area or "", "text": ""}}
-        results = recognize_ranked(text, self._intents, slot_lists=self._lists,
-                                   intent_context=context,
-                                   best_metadata_key=CUSTOM, best_slot_name="name")
+        results = recognize_ranked(
+            text,
+            self._intents,
+            slot_lists=self._lists,
+            intent_context=context,
+            best_metadata_key=CUSTOM,
+            best_slot_name="name",
+        )
         for result in results:
             if not _is_custom(result) and _has_exclusion(text, result):
                 continue
-            match = self._to_match(text, result)
+            match = self._to_match(text, result, area)
             if is_delayed(match):  # its command must itself be one the rules know
                 match = delayed_match(self, match, area, loose)
             elif loose:
@@ -164,8 +129,6 @@ class Rules:
     def recognize_delayed(self, text: str, area: str | None = None) -> IntentMatch | None:
         """A delayed command whose own command only the fuzzy matcher reads ("in 10 minutes
         turn of the kitchen lite"); None otherwise (see :mod:`hub.intents.delay`)."""
-        from hub.intents.delay import DELAY_WORDS
-
         if not self.fuzzy_enabled or not DELAY_WORDS.search(text):
             return None
         return self._recognize(text, self.home.satellite_area if area is None else area, True)
@@ -175,8 +138,9 @@ class Rules:
         """``[intents] fuzzy``: the fuzzy matcher runs after strict matching."""
         return bool(self._settings.fuzzy)
 
-    def rank(self, alternatives: Sequence[str],
-             area: str | None = None) -> tuple[str, IntentMatch | None]:
+    def rank(
+        self, alternatives: Sequence[str], area: str | None = None
+    ) -> tuple[str, IntentMatch | None]:
         """The first alternative (n-best transcript) that matches, with its match.
 
         Returns ``(alternatives[0] or "", None)`` when none matches.
@@ -196,7 +160,7 @@ class Rules:
         if len(words) < 3:
             return None
         for i in range(len(words)):
-            match = self.recognize(" ".join(words[:i] + words[i + 1:]), area)
+            match = self.recognize(" ".join(words[:i] + words[i + 1 :]), area)
             if match is not None:
                 return match
         return None
@@ -205,8 +169,6 @@ class Rules:
     def fuzzy(self):
         """The fuzzy matcher (:class:`hub.intents.fuzzy.Fuzzy`) of this home, made on first use."""
         if self._fuzzy is None:
-            from hub.intents.fuzzy import Fuzzy
-
             self._fuzzy = Fuzzy(self.home)
         return self._fuzzy
 
@@ -215,65 +177,32 @@ class Rules:
         match), else the fuzzy matcher's reading (when ``[intents] fuzzy``); [] when neither
         (see :mod:`hub.intents.multi`).
         """
-        from hub.intents.multi import more_matches
-
         return more_matches(self, text, area, fuzzy=self._settings.fuzzy)
 
     def intent_names(self) -> tuple[str, ...]:
         """The handled intents this home can use (sorted), e.g. for the LLM whitelist."""
         return tuple(sorted(n for n in self._intents.intents if n in SUPPORTED_INTENTS))
 
-    def _to_match(self, text: str, result) -> IntentMatch:
-        """Turn a hassil result into an :class:`IntentMatch` with resolved entities."""
+    def _to_match(self, text: str, result, area: str = "") -> IntentMatch:
+        """Turn a hassil result into an :class:`IntentMatch` with resolved entities.
+
+        ``area``: the conversation's; a name several areas have ("the ceiling light") gets it
+        as a context ``area`` slot, which picks the one in the room (BC-50)."""
         name = result.intent.name
         slots, context = _slots(result.entities_list, name)
         response = result.response or ""
         targets = resolve_targets(self.home, name, slots, response, context)
-        return IntentMatch(intent=name, slots=slots, text=text, entities=targets.entities,
-                           response=response, context_slots=context)
-
-
-def resolve_targets(home: Home, intent: str, slots: dict, response: str = "",
-                    context_slots: Collection[str] = ()) -> TargetMatch:
-    """The entities an intent with these slots acts on (see the module's area rules).
-
-    ``context_slots``: the slots that came from the conversation, not from the words
-    (:attr:`IntentMatch.context_slots`); an ``area`` among them is the room's area: a
-    preference for :data:`PREFERENCE_INTENTS`, ignored next to a name, else a filter.
-    A group command (a domain or device class, no name) without an area acts on the whole home
-    only with response ``light_all``/``fan_all`` (the sentence said "all"/"everywhere");
-    otherwise on the satellite's area, and with no satellite area it fails with ``need_area``
-    (the actor asks "Which area do you mean?"). Nothing named at all: ``no_target``.
-    """
-    if intent not in INTENT_DOMAINS:
-        return TargetMatch()
-    domains = (slots["domain"],) if slots.get("domain") else INTENT_DOMAINS[intent]
-    if intent == "HassGetState" and not slots.get("name") and not slots.get("domain"):
-        return TargetMatch(error="no_target")
-    name, area, floor = slots.get("name"), slots.get("area"), slots.get("floor")
-    device_class = slots.get("device_class")
-    room = area if "area" in context_slots else None  # the conversation's area, not said
-    if room:
-        area = None if name or intent in PREFERENCE_INTENTS else room
-    if intent in PREFERENCE_INTENTS and not (name or area or floor):
-        return _preferred(home, domains, room or home.satellite_area)
-    if intent == "HassGetState" or name or area or floor or response in _ALL_RESPONSES:
-        return home.match_targets(name, area, floor, domains, device_class)
-    if not (slots.get("domain") or device_class):
-        return TargetMatch(error="no_target")
-    if home.satellite_area:  # "the lights" from a match that lacks the context area (LLM)
-        return home.match_targets(None, home.satellite_area, None, domains, device_class)
-    return TargetMatch(error="need_area", error_args={"domain": domains[0]})
-
-
-def _preferred(home: Home, domains, area: str | None) -> TargetMatch:
-    """All entities of ``domains``, narrowed to ``area`` (the room's) when it has some."""
-    every = home.match_targets(domains=domains)
-    if area and every.ok:
-        here = home.match_targets(area=area, domains=domains)
-        if here.ok:
-            return here
-    return every
+        if targets.error == "need_area" and slots.get("name") and area and "area" not in slots:
+            slots, context = {**slots, "area": area}, (*context, "area")
+            targets = resolve_targets(self.home, name, slots, response, context)
+        return IntentMatch(
+            intent=name,
+            slots=slots,
+            text=text,
+            entities=targets.entities,
+            response=response,
+            context_slots=context,
+        )
 
 
 def _plain(value):
@@ -299,19 +228,7 @@ def _slots(entities, intent: str) -> tuple[dict, tuple[str, ...]]:
     if slots.get("media_class") and isinstance(slots.get("search_query"), str):
         # "play the Queen album": "the" belongs to the media class, not to the title
         slots["search_query"] = re.sub(r"^the\s+", "", slots["search_query"], flags=re.I)
-    if intent in TIMER_INTENTS and any(k in slots for k in ("hours", "minutes", "seconds")):
-        slots["duration_s"] = duration_s(slots)
-    return slots, tuple(context)
-
-
-def duration_s(slots: dict, prefix: str = "") -> int:
-    """Seconds in ``hours``/``minutes``/``seconds`` slots (or ``start_hours``... with prefix)."""
-    total = 0.0
-    for key, scale in (("hours", 3600), ("minutes", 60), ("seconds", 1)):
-        value = slots.get(prefix + key)
-        if value not in (None, ""):
-            total += float(value) * scale
-    return int(round(total))
+    return with_duration(intent, slots), tuple(context)
 
 
 def _is_custom(result) -> bool:
@@ -338,20 +255,41 @@ def _name_context(entity) -> dict:
     return context
 
 
-def _slot_lists(home: Home) -> dict:
-    """hassil slot lists ``name`` (with domain and device class context), ``attribute`` (the home's attribute
-    names, spoken with spaces), ``area`` and ``floor``."""
-    from hassil.expression import TextChunk
-    from hassil.intents import TextSlotList, TextSlotValue
+def name_values(home: Home) -> list[TextSlotValue]:
+    """The ``name`` list's values (BC-50): each said name once (``out`` the name itself, so
+    same-named entities in two areas stay one value that the area tells apart), and each alias
+    with ``out`` its entity's key ("big light" -> "Kitchen Light", as Home Assistant's alias
+    values map to the entity's name)."""
+    values, seen = [], set()
+    for entity in home.entities:
+        for i, said in enumerate(entity.spoken):
+            if said.casefold() in seen:
+                continue
+            seen.add(said.casefold())
+            out = (entity.said or entity.name) if i == 0 else entity.name
+            values.append(TextSlotValue(TextChunk(said), out, _name_context(entity)))
+    return values
 
-    names = TextSlotList(name="name", values=[
-        TextSlotValue(TextChunk(e.name), e.name, _name_context(e)) for e in home.entities])
+
+def _slot_lists(home: Home) -> dict:
+    """hassil slot lists ``name`` (with domain and device class context), ``attribute`` (the
+    home's attribute names, spoken with spaces), ``area`` and ``floor``."""
+    names = TextSlotList(name="name", values=name_values(home))
     attributes = sorted({k for e in home.entities for k in e.attributes} - _HIDDEN_ATTRIBUTES)
     return {
         "name": names,
-        "attribute": TextSlotList(name="attribute", values=[
-            TextSlotValue(TextChunk(k.replace("_", " ")), k) for k in attributes]),
-        "area": TextSlotList.from_strings(home.areas, allow_template=False, name="area"),
+        "attribute": TextSlotList(
+            name="attribute",
+            values=[TextSlotValue(TextChunk(k.replace("_", " ")), k) for k in attributes],
+        ),
+        "area": TextSlotList(
+            name="area",
+            values=[
+                TextSlotValue(TextChunk(said), area)
+                for area in home.areas
+                for said in (area, *home.area_aliases.get(area, ()))
+            ],
+        ),
         "floor": TextSlotList.from_strings(home.floors, allow_template=False, name="floor"),
     }
 
@@ -363,9 +301,6 @@ def _parsed(data: dict):
     Raises:
         ConfigError: a template does not parse.
     """
-    from hassil import Intents
-
-    from hub.intents.artefacts import cached, key_of
 
     def parse():
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 def slots_equal(got: dict, want: dict) -> bool:
     """Case-insensitive slot comparison; numbers compare as numbers."""
+
     def norm(v):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return float(v)
@@ -21,6 +22,7 @@ def slots_equal(got: dict, want: dict) -> bool:
             except ValueError:
                 return v.strip().lower()
         return v
+
     return {k: norm(v) for k, v in got.items()} == {k: norm(v) for k, v in want.items()}
 
 

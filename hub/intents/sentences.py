@@ -12,13 +12,18 @@ order, later ones winning ties):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
+import yaml
+from hassil.util import merge_dict
+from home_assistant_intents import get_intent_info, get_intents
+
 from hub.errors import ConfigError
+from hub.home import Home
 from hub.intents import catalog
 from hub.paths import DATA_DIR
-from hub.home import Home
 
 SENTENCES_DIR = DATA_DIR / "sentences"
 
@@ -26,7 +31,8 @@ CUSTOM = "hub_custom_sentence"
 """Metadata key marking the user's own sentence blocks."""
 
 # home-assistant-intents' "domain" of an intent -> the home domain it needs.
-_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}  # the hub speaks
+# (assist_satellite: the hub speaks itself)
+_NEEDS = {"homeassistant": None, "shopping_list": "todo", "assist_satellite": None}
 
 
 def load_sentences(home: Home, custom: Sequence[str]) -> dict:
@@ -35,9 +41,6 @@ def load_sentences(home: Home, custom: Sequence[str]) -> dict:
     Raises:
         ConfigError: a custom sentence file or folder is missing or not valid YAML.
     """
-    from hassil.util import merge_dict
-    from home_assistant_intents import get_intent_info, get_intents
-
     data = get_intents("en")
     for path in sorted(SENTENCES_DIR.glob("*.yaml")):
         merge_dict(data, _read_yaml(path))
@@ -59,14 +62,42 @@ def _filter_intents(data: dict, info: dict, domains: frozenset) -> dict:
     """
     intents = {}
     for name, intent in data["intents"].items():
-        needs = _NEEDS.get(info.get(name, {}).get("domain", "homeassistant"),
-                           info.get(name, {}).get("domain"))
+        needs = _NEEDS.get(
+            info.get(name, {}).get("domain", "homeassistant"), info.get(name, {}).get("domain")
+        )
         if name not in catalog.names() or (needs and needs not in domains):
             continue
-        blocks = [b for b in intent["data"] if _block_usable(b, domains)]
+        blocks = [_without_bare(b) for b in intent["data"] if _block_usable(b, domains)]
+        blocks = [b for b in blocks if b["sentences"]]
         if blocks:
             intents[name] = {**intent, "data": blocks}
     return {**data, "intents": intents}
+
+
+_OPTIONAL = re.compile(r"\[[^\[\]]*\]")
+_BARE = re.compile(r"(<the>|<in>|\s)*\{(name|area)\}(<the>|<in>|\s)*")
+NAMED_ACTIONS = frozenset({"scene", "script"})
+"""Domains whose bare name is kept as a command ("movie night" activates the scene)."""
+
+
+def bare(sentence: str) -> bool:
+    """True when a hassil template can match a bare ``{name}`` or ``{area}``: without its
+    optional parts it is the slot alone (Home Assistant's ``[<the>] {name}`` HassTurnOn)."""
+    text = sentence
+    while (shorter := _OPTIONAL.sub("", text)) != text:
+        text = shorter
+    return _BARE.fullmatch(text.strip()) is not None
+
+
+def _without_bare(block: dict) -> dict:
+    """``block`` without its bare-slot sentences (:func:`bare`), unless it is only for
+    :data:`NAMED_ACTIONS`. Case BC-22's kind: a bare name is no command; it is a slot answer
+    only while a question waits (:mod:`hub.intents.followup`)."""
+    wanted = (block.get("requires_context") or {}).get("domain") or ()
+    wanted = {wanted} if isinstance(wanted, str) else set(wanted)
+    if wanted and wanted <= NAMED_ACTIONS:
+        return block
+    return {**block, "sentences": [s for s in block.get("sentences", []) if not bare(s)]}
 
 
 def _block_usable(block: dict, domains: frozenset) -> bool:
@@ -88,8 +119,9 @@ def _custom_files(paths: Sequence[str]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise ConfigError(f"intents.custom_sentences: no such file or folder: {raw}",
-                              node="rules")
+            raise ConfigError(
+                f"intents.custom_sentences: no such file or folder: {raw}", node="rules"
+            )
     return files
 
 
@@ -99,8 +131,6 @@ def _read_yaml(path: Path) -> dict:
     Raises:
         ConfigError: unreadable, not YAML, or not a mapping.
     """
-    import yaml
-
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:

@@ -18,8 +18,18 @@ from hub.llm.prompts import DEFAULT_INTENTS, HomeNames, home_names
 from hub.settings import HomeSettings, LlmSettings
 
 __all__ = [
-    "ANSWER", "DEFAULT_INTENTS", "HomeNames", "LlmEngine", "LlmIntent", "Rejection", "Vocabulary",
-    "check_output", "home_names", "interpret", "make_llm", "parse_intent",
+    "ANSWER",
+    "DEFAULT_INTENTS",
+    "HomeNames",
+    "LlmEngine",
+    "LlmIntent",
+    "Rejection",
+    "Vocabulary",
+    "check_output",
+    "home_names",
+    "interpret",
+    "make_llm",
+    "parse_intent",
 ]
 
 
@@ -29,8 +39,9 @@ class LlmEngine(Protocol):
 
     name: str
 
-    def classify(self, text: str, cancel: threading.Event | None = None,
-                 strict: bool = False) -> str:
+    def classify(
+        self, text: str, cancel: threading.Event | None = None, strict: bool = False
+    ) -> str:
         """Raw model output (JSON text) for ``text``; ``strict``: the stricter retry prompt.
 
         Raises:
@@ -44,8 +55,9 @@ class LlmEngine(Protocol):
         ...
 
 
-def make_llm(settings: LlmSettings, home: HomeSettings, intents: Collection[str],
-             release: bool = False) -> LlmEngine:
+def make_llm(
+    settings: LlmSettings, home: HomeSettings, intents: Collection[str], release: bool = False
+) -> LlmEngine:
     """Build the configured engine: the remote server when ``settings.url`` is set, else llama.cpp.
 
     The model is loaded here and its prompt cache built; with ``release`` (long-lived
@@ -57,17 +69,26 @@ def make_llm(settings: LlmSettings, home: HomeSettings, intents: Collection[str]
             llama-cpp-python is not installed.
     """
     if settings.url:
+        # lazy: an engine's module (and its library) loads only when the engine is built
         from hub.llm.remote import RemoteEngine
 
         return RemoteEngine(settings, home, intents)
+    # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.llm.llama import make_llama_engine
 
     return make_llama_engine(settings, home, intents, release=release)
 
 
-def interpret(engine: LlmEngine, text: str, *, home: HomeSettings, intents: Collection[str],
-              min_confidence: float, cancel: threading.Event | None = None,
-              strict: bool = False) -> LlmIntent | None:
+def interpret(
+    engine: LlmEngine,
+    text: str,
+    *,
+    home: HomeSettings,
+    intents: Collection[str],
+    min_confidence: float,
+    cancel: threading.Event | None = None,
+    strict: bool = False,
+) -> LlmIntent | None:
     """Classify ``text`` with ``engine`` and check the output (one attempt, no retry).
 
     Raises:
@@ -76,6 +97,11 @@ def interpret(engine: LlmEngine, text: str, *, home: HomeSettings, intents: Coll
     """
     raw = engine.classify(text, cancel=cancel, strict=strict)
     names = home_names(home)
-    return parse_intent(raw, allowed_intents=intents, entity_names=names.entity_names,
-                        area_names=names.area_names, sensitive_names=names.sensitive_names,
-                        min_confidence=min_confidence)
+    return parse_intent(
+        raw,
+        allowed_intents=intents,
+        entity_names=names.entity_names,
+        area_names=names.area_names,
+        sensitive_names=names.sensitive_names,
+        min_confidence=min_confidence,
+    )

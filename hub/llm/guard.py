@@ -14,7 +14,7 @@
    (:func:`hub.intents.catalog.domains_of`): "print the state of the front door" read as
    ``HassListAddItem`` on the Front Door (a lock) is refused before any question back.
 5. **On topic**: a fact intent (time, date, weather, temperature) is taken only when the
-   transcript is about that fact (:func:`hub.llm.facts.topic`, or one of the topic's own
+   transcript is about that fact (:func:`hub.facts.topics.topic`, or one of the topic's own
    words): "what is the capital of france" is never answered with today's date (it goes on
    as a question for the answer path).
 """
@@ -26,39 +26,118 @@ import math
 import re
 from dataclasses import dataclass
 
+from hub.facts.topics import topic
 from hub.intents import catalog
+from hub.intents.delay import delayed_match, is_delayed
+from hub.intents.match import IntentMatch
 
 log = logging.getLogger("hub.llm")
 
-GENERIC_WORDS = frozenset({"the", "a", "an", "light", "lights", "lamp", "door", "doors", "of",
-                           "in", "on", "my", "switch", "sensor", "list"})
-EXCLUSION = re.compile(r"\b(except|but|besides|apart from|other than|excluding|not|don't|"
-                       r"dont|do not|never|no)\b")
+GENERIC_WORDS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "light",
+        "lights",
+        "lamp",
+        "door",
+        "doors",
+        "of",
+        "in",
+        "on",
+        "my",
+        "switch",
+        "sensor",
+        "list",
+    }
+)
+EXCLUSION = re.compile(
+    r"\b(except|but|besides|apart from|other than|excluding|not|don't|"
+    r"dont|do not|never|no)\b"
+)
 DEVICE_INTENTS = catalog.device_intents()
-COLORS = frozenset({"white", "black", "red", "orange", "yellow", "green", "blue", "purple",
-                    "brown", "pink", "turquoise"})
-_TEXT_SLOTS = frozenset({"name", "area", "domain", "floor", "state", "device_class", "item",
-                         "timer_name", "name_list"})
+COLORS = frozenset(
+    {
+        "white",
+        "black",
+        "red",
+        "orange",
+        "yellow",
+        "green",
+        "blue",
+        "purple",
+        "brown",
+        "pink",
+        "turquoise",
+    }
+)
+_TEXT_SLOTS = frozenset(
+    {"name", "area", "domain", "floor", "state", "device_class", "item", "timer_name", "name_list"}
+)
 _FACT_TOPICS = {
     "HassGetCurrentTime": ({"time"}, {"time", "clock", "hour", "hours", "late", "o'clock"}),
-    "HassGetCurrentDate": ({"date", "weekday", "month", "year"},
-                           {"date", "day", "today", "today's", "weekday", "month", "year"}),
-    "HassGetWeather": ({"weather", "forecast", "outdoor_temperature"},
-                       {"weather", "rain", "raining", "rainy", "snow", "snowing", "sunny",
-                        "sun", "cloudy", "windy", "wind", "storm", "foggy", "umbrella",
-                        "forecast", "outside", "temperature", "degrees", "hot", "cold",
-                        "warm", "chilly", "freezing"}),
-    "HassClimateGetTemperature": ({"indoor_temperature", "outdoor_temperature"},
-                                  {"temperature", "degrees", "hot", "cold", "warm", "chilly",
-                                   "freezing", "thermostat", "heating", "celsius",
-                                   "fahrenheit"}),
+    "HassGetCurrentDate": (
+        {"date", "weekday", "month", "year"},
+        {"date", "day", "today", "today's", "weekday", "month", "year"},
+    ),
+    "HassGetWeather": (
+        {"weather", "forecast", "outdoor_temperature"},
+        {
+            "weather",
+            "rain",
+            "raining",
+            "rainy",
+            "snow",
+            "snowing",
+            "sunny",
+            "sun",
+            "cloudy",
+            "windy",
+            "wind",
+            "storm",
+            "foggy",
+            "umbrella",
+            "forecast",
+            "outside",
+            "temperature",
+            "degrees",
+            "hot",
+            "cold",
+            "warm",
+            "chilly",
+            "freezing",
+        },
+    ),
+    "HassClimateGetTemperature": (
+        {"indoor_temperature", "outdoor_temperature"},
+        {
+            "temperature",
+            "degrees",
+            "hot",
+            "cold",
+            "warm",
+            "chilly",
+            "freezing",
+            "thermostat",
+            "heating",
+            "celsius",
+            "fahrenheit",
+        },
+    ),
 }
-"""Fact intent -> (the :func:`hub.llm.facts.topic` topics it answers, words of its topic)."""
+"""Fact intent -> (the :func:`hub.facts.topics.topic` topics it answers, words of its topic)."""
 UNSURE = "Sorry, I'm not sure what you meant."
 """Said when an LLM intent does not fit what was said (wrong domain, another topic)."""
-_RANGES = {"brightness": (0, 100), "position": (0, 100), "volume_level": (0, 100),
-           "hours": (0, 24), "minutes": (0, 1440), "seconds": (0, 86400),
-           "duration_s": (1, 86400)}
+_RANGES = {
+    "brightness": (0, 100),
+    "position": (0, 100),
+    "volume_level": (0, 100),
+    "hours": (0, 24),
+    "minutes": (0, 1440),
+    "seconds": (0, 86400),
+    "duration_s": (1, 86400),
+}
 
 
 @dataclass(frozen=True)
@@ -114,8 +193,9 @@ def refuse(result, transcript: str) -> Refusal | None:
     """The reason the LLM ``result`` must not act for ``transcript``, or None when it may."""
     slots = dict(result.slots)
     if EXCLUSION.search(transcript.lower()):
-        return Refusal("exclusion", "Sorry, I can't leave things out yet. "
-                                    "Please name the devices you mean.")
+        return Refusal(
+            "exclusion", "Sorry, I can't leave things out yet. Please name the devices you mean."
+        )
     for key, value in slots.items():
         problem = check_slot(key, value)
         if problem:
@@ -131,11 +211,9 @@ def refuse(result, transcript: str) -> Refusal | None:
 
 def on_topic(intent: str, transcript: str) -> bool:
     """False when ``intent`` is a fact intent (time, date, weather, temperature) and
-    ``transcript`` is not about its fact: neither :func:`hub.llm.facts.topic` finds that
+    ``transcript`` is not about its fact: neither :func:`hub.facts.topics.topic` finds that
     topic nor does a word of it occur ("what is the capital of france" is not a date
     question). Any other intent: True."""
-    from hub.llm.facts import topic
-
     if intent not in _FACT_TOPICS:
         return True
     topics, words = _FACT_TOPICS[intent]
@@ -183,8 +261,6 @@ def delayed(match, transcript: str, rules, area: str | None):
         rules: the home's :class:`hub.intents.rules.Rules`.
         area: the conversation's area (the command runs there unless one was said).
     """
-    from hub.intents.delay import delayed_match, is_delayed
-
     if isinstance(match, Refusal) or not is_delayed(match):
         return match
     checked = delayed_match(rules, match, area, loose=True)
@@ -193,29 +269,36 @@ def delayed(match, transcript: str, rules, area: str | None):
     inner = checked.command or checked  # the LLM wrote its text: what it names must be said
     for key in ("name", "area", "floor"):
         value = inner.slots.get(key)
-        if isinstance(value, str) and key not in inner.context_slots and \
-                not mentioned(value, transcript):
+        if (
+            isinstance(value, str)
+            and key not in inner.context_slots
+            and not mentioned(value, transcript)
+        ):
             return Refusal("not_mentioned", "Sorry, I'm not sure which device you mean.")
     return checked
 
 
 def to_match(result, transcript: str, home):
-    """An :class:`hub.intents.rules.IntentMatch` for the LLM ``result``, or a :class:`Refusal`.
+    """An :class:`hub.intents.match.IntentMatch` for the LLM ``result``, or a :class:`Refusal`.
 
     Args:
         result: a :class:`hub.llm.parse.LlmIntent` (slots ``name``/``area`` canonical).
         transcript: what the person said.
         home: the :class:`hub.home.Home`.
     """
-    from hub.intents.rules import IntentMatch
-
     refusal = refuse(result, transcript) or _fit(result, transcript, home)
     if refusal is not None:
-        log.warning("llm intent %s %s not acted on (%s): %r", result.intent, result.slots,
-                    refusal.reason, transcript)
+        log.info(
+            "llm intent %s %s not acted on (%s): %r",
+            result.intent,
+            result.slots,
+            refusal.reason,
+            transcript,
+        )
         return refusal
     slots = dict(result.slots)
     name = slots.get("name")
     entities = (name,) if isinstance(name, str) else ()
-    return IntentMatch(intent=result.intent, slots=slots, text=transcript, source="llm",
-                       entities=entities)
+    return IntentMatch(
+        intent=result.intent, slots=slots, text=transcript, source="llm", entities=entities
+    )

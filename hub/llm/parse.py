@@ -189,8 +189,9 @@ def _check_slots(slots, vocab: Vocabulary) -> dict | Rejection:
             canon = vocab.canonical(kind, str(value))
             if canon is None:
                 word = "device" if key == "name" else "room"
-                return Rejection(f"unknown_{key}", f"I don't know a {word} called {value}.",
-                                 str(value))
+                return Rejection(
+                    f"unknown_{key}", f"I don't know a {word} called {value}.", str(value)
+                )
             value = canon
         elif isinstance(value, str):
             value = value.strip()
@@ -231,8 +232,9 @@ def check_output(raw: str, vocab: Vocabulary, min_confidence: float) -> LlmInten
         return slots
     confidence, clamped = _confidence(obj.get("confidence"))
     if confidence is None:
-        return Rejection("bad_confidence", "Sorry, I'm not sure what you meant.",
-                         repr(obj.get("confidence")))
+        return Rejection(
+            "bad_confidence", "Sorry, I'm not sure what you meant.", repr(obj.get("confidence"))
+        )
     if confidence < min_confidence:
         return Rejection("low_confidence", "Sorry, I'm not sure what you meant.", str(confidence))
     confirm = clamped or _needs_confirmation(intent, slots, vocab.sensitive_names)
@@ -261,6 +263,12 @@ def parse_intent(
     if isinstance(result, Rejection):
         log.info("llm output not acted on (%s %s): %r", result.reason, result.value, raw)
         return None
-    log.info("llm intent %s %s conf=%.2f confirm=%s raw=%r", result.intent, result.slots,
-             result.confidence, result.needs_confirmation, raw)
+    log.info(
+        "llm intent %s %s conf=%.2f confirm=%s raw=%r",
+        result.intent,
+        result.slots,
+        result.confidence,
+        result.needs_confirmation,
+        raw,
+    )
     return result

@@ -8,17 +8,66 @@ card the cache never grows without bound.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from hub.llm.model import N_CTX
+from hub.llm.model import N_CTX, check_fits, llama_cpp_bindings
+from hub.paths import cache_dir
 
 log = logging.getLogger(__name__)
 
 KEEP_FILES = 24
 """Most prefix states kept (3 prompt kinds for several homes or models in use at once)."""
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """A saved KV state: the prefix tokens and llama.cpp's state bytes after them."""
+
+    tokens: tuple[int, ...]
+    state: bytes
+
+
+def saved_prefix(llm, tokens: tuple[int, ...]) -> Prefix:
+    """The state of ``llm``'s context after ``tokens`` (the part every prompt of one kind
+    shares): read from the disk cache (:func:`prefix_cache_path`), else evaluated now and
+    written there, so the next process with the same model and prompt loads it instead.
+
+    Raises:
+        BadInputError: the tokens do not fit the context (:func:`check_fits`).
+    """
+    cached = prefix_cache_path(llm, tokens)
+    state = read_state(cached)
+    if state is not None:
+        return Prefix(tokens, state)
+    llm = check_fits(llm, len(tokens) + 1, "prefix")
+    llm.reset()
+    llm.eval(list(tokens))
+    prefix = Prefix(tokens, context_state(llm))
+    if cached is not None:
+        write_state(cached, prefix.state)
+    return prefix
+
+
+def context_state(llm) -> bytes:
+    """The state of ``llm``'s context (a ``llama_cpp.Llama``: its evaluated tokens' KV
+    cache), as llama.cpp serializes it."""
+    low = llama_cpp_bindings()
+    size = low.llama_state_get_size(llm.ctx)
+    buf = (ctypes.c_uint8 * size)()
+    used = low.llama_state_get_data(llm.ctx, buf, size)
+    return bytes(buf)[:used]
+
+
+def set_context_state(llm, state: bytes) -> bool:
+    """Load ``state`` (:func:`context_state`) into ``llm``'s context; False when llama.cpp
+    took less than all of it (the context is then unusable: reset it)."""
+    buf = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+    return llama_cpp_bindings().llama_state_set_data(llm.ctx, buf, len(state)) == len(state)
 
 
 def prefix_cache_path(llm, tokens: tuple[int, ...]) -> Path | None:
@@ -30,9 +79,9 @@ def prefix_cache_path(llm, tokens: tuple[int, ...]) -> Path | None:
     if not path or not os.path.isfile(path):
         return None
     st = os.stat(path)
-    key = hashlib.sha256(repr((os.path.abspath(path), st.st_size, st.st_mtime_ns, N_CTX,
-                               tokens)).encode()).hexdigest()[:32]
-    from hub.paths import cache_dir
+    key = hashlib.sha256(
+        repr((os.path.abspath(path), st.st_size, st.st_mtime_ns, N_CTX, tokens)).encode()
+    ).hexdigest()[:32]
 
     return cache_dir("llm", f"prefix-{key}.state")
 

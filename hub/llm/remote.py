@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterator
 
 from hub.errors import FatalError, InvalidOutputError, TimeoutError_, TransientError
 from hub.llm import prompts
-from hub.llm.sentences import stream_sentences
+from hub.llm.stream import stream_sentences
 from hub.settings import HomeSettings, LlmSettings
 
 CANCEL_POLL_S = 0.05
@@ -41,10 +41,11 @@ class RemoteEngine:
             raise FatalError(f"llm.url: not an http(s) URL: {settings.url!r}", node="llm")
         self._url, self._settings, self._home = url, settings, home
         self._intents = tuple(intents)
-        self._schema = prompts.intent_schema(self._intents, prompts.home_names(home))
+        self._schema = prompts.intent_schema(self._intents, prompts.home_names(home), shared=False)
 
-    def classify(self, text: str, cancel: threading.Event | None = None,
-                 strict: bool = False) -> str:
+    def classify(
+        self, text: str, cancel: threading.Event | None = None, strict: bool = False
+    ) -> str:
         """Raw JSON text for ``text`` (schema sent as ``response_format``).
 
         Raises:
@@ -55,34 +56,48 @@ class RemoteEngine:
             "messages": prompts.classify_messages(text, self._intents, self._home, strict),
             "max_tokens": CLASSIFY_MAX_TOKENS,
             "temperature": 0.0,
-            "response_format": {"type": "json_schema",
-                                "json_schema": {"name": "intent", "schema": self._schema}},
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "intent", "schema": self._schema},
+            },
         }
         finish: dict = {}
         raw = "".join(self._deltas(body, cancel, finish))
         if cancel is not None and cancel.is_set():
             raise TimeoutError_("llm classify cancelled", node="llm_intent")
         if finish.get("reason") == "length":  # cut JSON is never acted on
-            raise InvalidOutputError("llm classify output cut by the token limit",
-                                     node="llm_intent")
+            raise InvalidOutputError(
+                "llm classify output cut by the token limit", node="llm_intent"
+            )
         return raw
 
     def answer(self, question: str, cancel: threading.Event | None = None) -> Iterator[str]:
         """At most two sentences, each yielded as soon as the server has streamed it."""
-        body = {"messages": prompts.answer_messages(question, self._home),
-                "max_tokens": self._settings.max_tokens, "temperature": 0.0}
+        body = {
+            "messages": prompts.answer_messages(question, self._home),
+            "max_tokens": self._settings.max_tokens,
+            "temperature": 0.0,
+        }
         finish: dict = {}
-        return stream_sentences(self._deltas(body, cancel, finish), prompts.ANSWER_SENTENCES,
-                                cancel, keep_tail=lambda: finish.get("reason") != "length")
+        return stream_sentences(
+            self._deltas(body, cancel, finish),
+            prompts.ANSWER_SENTENCES,
+            cancel,
+            keep_tail=lambda: finish.get("reason") != "length",
+        )
 
     def _connect(self) -> http.client.HTTPConnection:
         """A new connection to the server with the configured timeout."""
-        cls = (http.client.HTTPSConnection if self._url.scheme == "https"
-               else http.client.HTTPConnection)
+        cls = (
+            http.client.HTTPSConnection
+            if self._url.scheme == "https"
+            else http.client.HTTPConnection
+        )
         return cls(self._url.hostname, self._url.port, timeout=self._settings.timeout_s)
 
-    def _deltas(self, body: dict, cancel: threading.Event | None,
-                finish: dict | None = None) -> Iterator[str]:
+    def _deltas(
+        self, body: dict, cancel: threading.Event | None, finish: dict | None = None
+    ) -> Iterator[str]:
         """Text deltas of one streamed chat completion; stops when ``cancel`` is set.
 
         ``finish["reason"]`` gets the server's ``finish_reason`` when it sends one.
@@ -93,14 +108,18 @@ class RemoteEngine:
         path = self._url.path.rstrip("/") + "/v1/chat/completions"
         conn, done = self._connect(), threading.Event()
         try:
-            conn.request("POST", path, json.dumps(body).encode(),
-                         {"Content-Type": "application/json", "Accept": "text/event-stream"})
+            conn.request(
+                "POST",
+                path,
+                json.dumps(body).encode(),
+                {"Content-Type": "application/json", "Accept": "text/event-stream"},
+            )
             if cancel is not None:
                 _watch(conn.sock, cancel, done)  # getresponse() may hand the socket over
             response = conn.getresponse()
             _check_status(response)
             yield from _sse_deltas(response, cancel, finish)
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             raise TimeoutError_(f"llm server {self._settings.url} timed out", node="llm") from None
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
             if cancel is not None and cancel.is_set():
@@ -138,8 +157,9 @@ def _check_status(response: http.client.HTTPResponse) -> None:
     raise FatalError(message, node="llm")
 
 
-def _sse_deltas(response, cancel: threading.Event | None,
-                finish: dict | None = None) -> Iterator[str]:
+def _sse_deltas(
+    response, cancel: threading.Event | None, finish: dict | None = None
+) -> Iterator[str]:
     """Content deltas of an OpenAI chat-completions SSE stream, until ``[DONE]`` or cancel.
 
     ``finish["reason"]`` is set from the chunk that carries ``finish_reason``.
@@ -156,8 +176,9 @@ def _sse_deltas(response, cancel: threading.Event | None,
         try:
             choice = json.loads(data)["choices"][0]
         except (ValueError, KeyError, IndexError, TypeError):
-            raise InvalidOutputError(f"malformed event from llm server: {data[:80]!r}",
-                                     node="llm") from None
+            raise InvalidOutputError(
+                f"malformed event from llm server: {data[:80]!r}", node="llm"
+            ) from None
         if finish is not None and isinstance(choice, dict) and choice.get("finish_reason"):
             finish["reason"] = choice["finish_reason"]
         text = (choice.get("delta") or {}).get("content")

@@ -47,12 +47,21 @@ class Resident(Generic[T]):
         obj: an object already loaded (counts as loaded; the timer starts at its first use,
             or at :meth:`release`).
         name: for logs and error messages.
+        clock: monotonic seconds (how long the object was idle, said when it is freed).
     """
 
-    def __init__(self, load: Callable[[], T], free: Callable[[T], None], keep_s: float,
-                 obj: T | None = None, name: str = "llm"):
+    def __init__(
+        self,
+        load: Callable[[], T],
+        free: Callable[[T], None],
+        keep_s: float,
+        obj: T | None = None,
+        name: str = "llm",
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._load, self._free, self.keep_s, self._obj = load, free, keep_s, obj
-        self._name = name
+        self._name, self._clock = name, clock
+        self._used_at: float | None = None  # monotonic end of the last use; None: never used
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self._uses = 0  # bumped by every use: a timer armed before a later use does nothing
@@ -87,7 +96,8 @@ class Resident(Generic[T]):
         if self.closing.is_set():
             raise TransientError(f"{self._name} is shutting down", node=self._name)
         if not self._lock.acquire(timeout=wait_s) and not (
-                self._loading and self._lock.acquire(timeout=LOAD_WAIT_S)):
+            self._loading and self._lock.acquire(timeout=LOAD_WAIT_S)
+        ):
             raise TransientError(f"{self._name} is busy with another generation", node=self._name)
         try:
             if self.closing.is_set():
@@ -97,15 +107,16 @@ class Resident(Generic[T]):
                 self._timer.cancel()
                 self._timer = None
             if self._obj is None:
-                start, self._loading = time.monotonic(), True
+                start, self._loading = self._clock(), True
                 try:
                     self._obj = self._load()
                 finally:
                     self._loading = False
                 self.loads += 1
-                log.info("%s loaded in %.2f s", self._name, time.monotonic() - start)
+                log.info("%s loaded in %.2f s", self._name, self._clock() - start)
             yield self._obj
         finally:
+            self._used_at = self._clock()
             self._arm()
             self._lock.release()
 
@@ -123,7 +134,7 @@ class Resident(Generic[T]):
             try:
                 with self.use(LOAD_WAIT_S):
                     pass
-            except Exception as exc:  # noqa: BLE001 - the call that needs it reports it
+            except Exception as exc:
                 log.warning("%s prefetch failed: %s", self._name, exc)
             finally:
                 self._prefetching.clear()
@@ -167,19 +178,24 @@ class Resident(Generic[T]):
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-            return self._release()
+            return self._release(idle=False)
         finally:
             self._lock.release()
 
-    def _release(self) -> bool:
-        """Free the object (under the lock); True when there was one."""
+    def _release(self, idle: bool = True) -> bool:
+        """Free the object (under the lock); True when there was one. ``idle``: freed by the
+        timer, the log says how long since the last use ended; else freed on request
+        (:meth:`release`, after start-up)."""
         obj, self._obj = self._obj, None
         if obj is None:
             return False
         self._free(obj)
         del obj
         release_free_memory(collect=False)
-        log.info("%s released (idle %.0f s)", self._name, self.keep_s)
+        if idle and self._used_at is not None:
+            log.info("%s released (idle %.0f s)", self._name, self._clock() - self._used_at)
+        else:
+            log.info("%s released until its next use", self._name)
         return True
 
     def close(self, wait_s: float) -> bool:

@@ -29,6 +29,7 @@ from typing import Iterator, TextIO
 from hub.errors import BadInputError, FatalError, TransientError
 from hub.models.download import NETWORK_TIMEOUT_S, ChecksumError, NetworkError, download_part
 from hub.models.manifest import Model, ModelFile
+from hub.paths import data_dir
 
 SIDECAR = "hub-model.json"
 """Name of the file, inside an installed model's folder, that records what was installed."""
@@ -42,7 +43,6 @@ def models_dir(explicit: str | os.PathLike | None = None) -> Path:
     env = os.environ.get("HUB_MODELS_DIR")
     if env:
         return Path(env).expanduser()
-    from hub.paths import data_dir
 
     return data_dir("models")
 

@@ -158,7 +158,7 @@ def load_manifest(path: str | os.PathLike | None = None) -> dict[str, Model]:
         raise ConfigError(f"{path}: not valid TOML: {exc}", node="models") from None
     models: dict[str, Model] = {}
     try:
-        unknown = sorted(set(data) - {"model"})
+        unknown = sorted(set(data) - {"model", "packaged"})  # packaged: hub.models.packaged
         _check(not unknown, unknown[0] if unknown else "", "unknown key")
         for i, table in enumerate(data.get("model", [])):
             model = _parse_model(table, f"model[{i}]")

@@ -35,6 +35,7 @@ class Progress:
         self._bar = None
         self._logged = {p for p in _LOG_STEPS if self._percent() >= p}
         if self.tty:
+            # lazy: tqdm (about 0.2 s) only when a download shows progress; hub --help imports this
             from tqdm import tqdm
 
             self._bar = tqdm(total=total or None, initial=done, desc=label, unit="B",

@@ -43,11 +43,18 @@ class CircuitBreaker:
         clock: monotonic clock in seconds (tests pass a fake one).
     """
 
-    def __init__(self, name: str, failures: int = 3, cooldown_s: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        name: str,
+        failures: int = 3,
+        cooldown_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         if failures < 1 or cooldown_s < 0:
-            raise ValueError(f"breaker {name!r}: need failures >= 1 and cooldown_s >= 0, "
-                             f"got {failures!r}, {cooldown_s!r}")
+            raise ValueError(
+                f"breaker {name!r}: need failures >= 1 and cooldown_s >= 0, "
+                f"got {failures!r}, {cooldown_s!r}"
+            )
         self.name = name
         self.failures = failures
         self.cooldown_s = cooldown_s
@@ -139,6 +146,7 @@ class CircuitBreaker:
             state = self._derive(now)
             text = f"circuit breaker {self.name!r} is {state.replace('_', '-')}"
             if state == "open":
+                assert self._opened_at is not None  # set whenever the state is open
                 wait = self._opened_at + self.cooldown_s - now
                 text += f" after {self._count} failures; probe in {wait:.0f} s"
             return text
@@ -155,8 +163,12 @@ class CircuitBreaker:
 class Breakers:
     """The orchestrator's breakers, one per engine name, created on first use."""
 
-    def __init__(self, failures: int = 3, cooldown_s: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        failures: int = 3,
+        cooldown_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._args = (failures, cooldown_s, clock)
         self._by_name: dict[str, CircuitBreaker] = {}
         self._lock = threading.Lock()

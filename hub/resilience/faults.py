@@ -56,8 +56,10 @@ def _parse_fault(spec: str, nodes: list[str]) -> Fault:
             raise ConfigError(f"--inject {spec!r}: fault {kind!r} takes no argument")
         return Fault(node, kind)
     if not arg.isdigit() or not 0 < int(arg) <= MAX_SLOW_MS:
-        raise ConfigError(f"--inject {spec!r}: slow needs milliseconds, an integer from 1 "
-                          f"to {MAX_SLOW_MS}, as in slow:500")
+        raise ConfigError(
+            f"--inject {spec!r}: slow needs milliseconds, an integer from 1 "
+            f"to {MAX_SLOW_MS}, as in slow:500"
+        )
     return Fault(node, kind, int(arg))
 
 

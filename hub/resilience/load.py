@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hub.resilience.cpu import ThrottleWatch
+
 TEMPERATURE_SENSORS = ("cpu_thermal", "coretemp", "k10temp")
 """``psutil.sensors_temperatures()`` names tried in order: Raspberry Pi, Intel, AMD."""
 
@@ -115,34 +117,51 @@ def pick_temperature(sensors: dict) -> float | None:
     return None
 
 
+def parse_throttled_word(text: str) -> int | None:
+    """The Pi's throttling word from ``"50005"`` or ``"throttled=0x50005"``; None when
+    ``text`` is not a hexadecimal number."""
+    value = text.strip().rpartition("=")[2].strip()
+    try:
+        return int(value, 16)
+    except ValueError:
+        return None
+
+
 def parse_throttled(text: str) -> bool | None:
     """True/False from the Pi's throttling word (``"50005"`` or ``"throttled=0x50005"``).
 
     Returns None when ``text`` is not a hexadecimal number.
     """
-    value = text.strip().rpartition("=")[2].strip()
-    try:
-        word = int(value, 16)
-    except ValueError:
-        return None
-    return bool(word & THROTTLED_NOW_MASK)
+    word = parse_throttled_word(text)
+    return None if word is None else bool(word & THROTTLED_NOW_MASK)
 
 
-def read_throttled(paths=THROTTLED_PATHS, vcgencmd: str | None = None) -> bool | None:
-    """Whether a Raspberry Pi throttles now, from sysfs or ``vcgencmd``; None elsewhere."""
+def read_throttled_word(paths=THROTTLED_PATHS, vcgencmd: str | None = None) -> int | None:
+    """The Pi's throttling word from sysfs or ``vcgencmd get_throttled``; None elsewhere."""
     for path in paths:
         try:
-            return parse_throttled(Path(path).read_text())
+            return parse_throttled_word(Path(path).read_text())
         except OSError:
             continue
     if vcgencmd:
         try:
-            out = subprocess.run([vcgencmd, "get_throttled"], capture_output=True,
-                                 text=True, timeout=1.0, check=False)
+            out = subprocess.run(
+                [vcgencmd, "get_throttled"],
+                capture_output=True,
+                text=True,
+                timeout=1.0,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return None
-        return parse_throttled(out.stdout) if out.returncode == 0 else None
+        return parse_throttled_word(out.stdout) if out.returncode == 0 else None
     return None
+
+
+def read_throttled(paths=THROTTLED_PATHS, vcgencmd: str | None = None) -> bool | None:
+    """Whether a Raspberry Pi throttles now, from sysfs or ``vcgencmd``; None elsewhere."""
+    word = read_throttled_word(paths, vcgencmd)
+    return None if word is None else bool(word & THROTTLED_NOW_MASK)
 
 
 def read_load(vcgencmd: str | None = None) -> LoadSample:
@@ -151,7 +170,7 @@ def read_load(vcgencmd: str | None = None) -> LoadSample:
     ``cpu_percent`` covers the time since the previous call in this process (0.0 on the
     first call, which :class:`LoadProbe` makes at construction to prime it).
     """
-    import psutil
+    import psutil  # lazy: psutil (about 75 ms) is not for hub --help, which imports resilience/
 
     sensors = psutil.sensors_temperatures() if hasattr(psutil, "sensors_temperatures") else {}
     return LoadSample(
@@ -169,16 +188,27 @@ class LoadProbe:
         clock: monotonic clock (tests pass a fake one).
         reader: returns a fresh :class:`LoadSample`; default :func:`read_load` (psutil, sysfs,
             ``vcgencmd get_throttled`` if it is on ``PATH``).
+        throttle: a :class:`hub.resilience.cpu.ThrottleWatch` polled with each fresh reading
+            (logs throttling changes); default: one on the real word when ``reader`` is the
+            default, else none.
 
     The probe reads once at construction to prime ``psutil.cpu_percent(interval=None)``; that
     first reading shows 0 % CPU and is served for the first ``cache_s``.
     """
 
-    def __init__(self, cache_s: float = 1.0, clock: Callable[[], float] = time.monotonic,
-                 reader: Callable[[], LoadSample] | None = None):
+    def __init__(
+        self,
+        cache_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        reader: Callable[[], LoadSample] | None = None,
+        throttle=None,
+    ):
         if reader is None:
             vcgencmd = shutil.which("vcgencmd")
             reader = lambda: read_load(vcgencmd)  # noqa: E731
+            if throttle is None:
+                throttle = ThrottleWatch(lambda: read_throttled_word(vcgencmd=vcgencmd), clock)
+        self._throttle = throttle
         self._reader = reader
         self._cache_s = cache_s
         self._clock = clock
@@ -193,4 +223,6 @@ class LoadProbe:
             if now - self._read_at >= self._cache_s:
                 self._last = self._reader()
                 self._read_at = now
+                if self._throttle is not None:  # each change of throttling logged once
+                    self._throttle.poll()
             return self._last

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hub.errors import KINDS
+from hub.names import LLM_NODES
 from hub.resilience.deadline import Deadline
 
 MAX_ATTEMPTS = 2
@@ -35,7 +36,7 @@ MIN_LEFT_S = 0.05
 RETRYABLE_KINDS = frozenset({"timeout", "transient", "invalid_output"})
 """Error kinds that may be retried."""
 
-TIMEOUT_RETRY_NODES = frozenset({"llm_intent", "llm_answer"})
+TIMEOUT_RETRY_NODES = frozenset(LLM_NODES)
 """The nodes whose timeout is retried (the LLM path)."""
 
 
@@ -54,8 +55,15 @@ class RetryDecision:
     stricter: bool = False
 
 
-def retry_decision(kind: str, attempt: int, node: str, deadline: Deadline, *,
-                   side_effect: bool, has_idempotency_key: bool) -> RetryDecision:
+def retry_decision(
+    kind: str,
+    attempt: int,
+    node: str,
+    deadline: Deadline,
+    *,
+    side_effect: bool,
+    has_idempotency_key: bool,
+) -> RetryDecision:
     """Decide whether ``node`` runs again after attempt number ``attempt`` (1 = the first)
     failed with error ``kind``.
 
@@ -82,8 +90,21 @@ def retry_decision(kind: str, attempt: int, node: str, deadline: Deadline, *,
     return RetryDecision(True, f"{node}: retry {how} after {kind}", stricter)
 
 
-def should_retry(kind: str, attempt: int, node: str, deadline: Deadline, *,
-                 side_effect: bool, has_idempotency_key: bool) -> bool:
+def should_retry(
+    kind: str,
+    attempt: int,
+    node: str,
+    deadline: Deadline,
+    *,
+    side_effect: bool,
+    has_idempotency_key: bool,
+) -> bool:
     """True when ``node`` should run again; see :func:`retry_decision` for the rules."""
-    return retry_decision(kind, attempt, node, deadline, side_effect=side_effect,
-                          has_idempotency_key=has_idempotency_key).retry
+    return retry_decision(
+        kind,
+        attempt,
+        node,
+        deadline,
+        side_effect=side_effect,
+        has_idempotency_key=has_idempotency_key,
+    ).retry

@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import atexit
 import errno
-import time
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from hub.errors import (FatalError, HubError, InvalidOutputError, TimeoutError_,
-                        TransientError)
+from hub.errors import FatalError, HubError, InvalidOutputError, TimeoutError_, TransientError
 
 T = TypeVar("T")
 
@@ -136,7 +135,7 @@ class _Outcome:
     __slots__ = ("value", "error", "done")
 
     def __init__(self):
-        self.value = None
+        self.value: Any = None
         self.error: BaseException | None = None
         self.done = threading.Event()
 
@@ -147,7 +146,7 @@ def _start_worker(fn, cancel: threading.Event, node: str, slots: WorkerSlots) ->
     def work():
         try:
             outcome.value = fn(cancel)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, classified there
+        except BaseException as exc:  # handed to the caller, classified there
             outcome.error = exc
         finally:
             slots.give_back()
@@ -162,8 +161,13 @@ def _start_worker(fn, cancel: threading.Event, node: str, slots: WorkerSlots) ->
     return outcome
 
 
-def call_with_timeout(fn: Callable[[threading.Event], T], timeout_s: float, *, node: str,
-                      slots: WorkerSlots = DEFAULT_SLOTS) -> T:
+def call_with_timeout(
+    fn: Callable[[threading.Event], T],
+    timeout_s: float,
+    *,
+    node: str,
+    slots: WorkerSlots = DEFAULT_SLOTS,
+) -> T:
     """Run ``fn(cancel)`` in a worker thread and return its result within ``timeout_s``.
 
     Args:
@@ -180,8 +184,10 @@ def call_with_timeout(fn: Callable[[threading.Event], T], timeout_s: float, *, n
     if timeout_s <= 0:
         raise TimeoutError_(f"{node}: no time left in the deadline", node=node)
     if not slots.try_take():
-        raise TransientError(f"{node}: all {slots.limit} worker threads are busy "
-                             f"(earlier calls still running)", node=node)
+        raise TransientError(
+            f"{node}: all {slots.limit} worker threads are busy (earlier calls still running)",
+            node=node,
+        )
     cancel = threading.Event()
     outcome = _start_worker(fn, cancel, node, slots)
     try:

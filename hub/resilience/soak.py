@@ -7,7 +7,7 @@ def process_counts(pid: int | None = None) -> dict:
     """``{"threads": int, "fds": int | None, "rss_bytes": int}`` of process ``pid`` (default:
     this one), via psutil. ``fds`` is None where the platform has no file descriptors
     (Windows)."""
-    import psutil
+    import psutil  # lazy: psutil (about 75 ms) is not for hub --help, which imports resilience/
 
     proc = psutil.Process(pid)
     with proc.oneshot():

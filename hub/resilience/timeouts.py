@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Collection, Iterable
 
-from hub.resilience.percentile import percentile
 from hub.errors import ConfigError
 from hub.resilience.deadline import Deadline
 from hub.resilience.load import Probe, load_factor
+from hub.resilience.percentile import percentile
 
 P90_MARGIN = 1.5
 """A node may take this many times its recent p90 latency."""
@@ -50,6 +51,21 @@ class LatencyTracker:
         with self._lock:
             return sorted(self._runs)
 
+    def record_traces(self, traces: Iterable[dict], nodes: Collection[str]) -> int:
+        """Add the runs of journaled turns (a restarted hub, ``hub doctor``, keeps the latency
+        it measured): ``traces`` newest first (``Store.recent_turns``), each a trace
+        (:func:`hub.trace.make_trace`) whose ``timings_ms`` has milliseconds per node. Only the
+        nodes in ``nodes`` that no error of the turn names count (a failed run is not a
+        completed one). Returns how many runs were added."""
+        added = 0
+        for trace in reversed(list(traces)):
+            failed = {e.get("node") for e in trace.get("errors") or () if isinstance(e, dict)}
+            for node, ms in (trace.get("timings_ms") or {}).items():
+                if node in nodes and node not in failed and isinstance(ms, (int, float)):
+                    self.record(node, ms / 1000)
+                    added += 1
+        return added
+
 
 class TimeoutPolicy:
     """Timeout of each node for the current load, recent latency and deadline.
@@ -64,12 +80,14 @@ class TimeoutPolicy:
         ConfigError: a base timeout is not a positive number, or ``max_factor`` < 1.
     """
 
-    def __init__(self, base_s: dict[str, float], probe: Probe, tracker: LatencyTracker,
-                 max_factor: float):
+    def __init__(
+        self, base_s: dict[str, float], probe: Probe, tracker: LatencyTracker, max_factor: float
+    ):
         for node, value in base_s.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                raise ConfigError(f"resilience.timeouts_s.{node}: expected a number > 0, "
-                                  f"got {value!r}")
+                raise ConfigError(
+                    f"resilience.timeouts_s.{node}: expected a number > 0, got {value!r}"
+                )
         if max_factor < 1:
             raise ConfigError(f"resilience.max_load_factor: expected >= 1, got {max_factor!r}")
         self.base_s = {node: float(v) for node, v in base_s.items()}
@@ -80,8 +98,9 @@ class TimeoutPolicy:
     @classmethod
     def from_settings(cls, settings, probe: Probe, tracker: LatencyTracker | None = None):
         """Build from :class:`hub.settings.ResilienceSettings`."""
-        return cls(settings.timeouts_s, probe, tracker or LatencyTracker(),
-                   settings.max_load_factor)
+        return cls(
+            settings.timeouts_s, probe, tracker or LatencyTracker(), settings.max_load_factor
+        )
 
     def base(self, node: str) -> float:
         """``node``'s base timeout, seconds.
@@ -92,13 +111,14 @@ class TimeoutPolicy:
         try:
             return self.base_s[node]
         except KeyError:
-            raise ConfigError(f"resilience.timeouts_s.{node}: no base timeout for node "
-                              f"{node!r}", node=node) from None
+            raise ConfigError(
+                f"resilience.timeouts_s.{node}: no base timeout for node {node!r}", node=node
+            ) from None
 
     def unbounded(self, node: str) -> float:
         """``node``'s timeout before the deadline caps it, seconds::
 
-            clamp(max(base * load_factor, 1.5 * p90), base, base * max_factor)
+        clamp(max(base * load_factor, 1.5 * p90), base, base * max_factor)
         """
         base = self.base(node)
         by_load = base * load_factor(self.probe.sample(), self.max_factor)

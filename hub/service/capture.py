@@ -42,9 +42,13 @@ class Capture:
         clock: monotonic seconds.
     """
 
-    def __init__(self, open_mic: Callable, on_waiting: Callable[[bool], None] = lambda w: None,
-                 on_open: Callable[[], None] = lambda: None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        open_mic: Callable,
+        on_waiting: Callable[[bool], None] = lambda w: None,
+        on_open: Callable[[], None] = lambda: None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self._open, self._on_waiting, self._clock = open_mic, on_waiting, clock
         self._on_open = on_open
         self.blocks: queue.Queue = queue.Queue(maxsize=round(QUEUE_S / BLOCK_S))
@@ -86,7 +90,7 @@ class Capture:
             mic = self._open(sleep=self._sleep)
             self._set_waiting(False)
             self._on_open()
-            for block in mic.blocks():
+            for block in mic.blocks(self._stop):  # ends at a stop, even if no audio comes
                 self.beat = self._clock()
                 self._set_waiting(False)
                 self._put((self.beat, block))
@@ -111,8 +115,11 @@ class Capture:
                     self.blocks.get_nowait()
                     self.dropped += 1
                     if self.dropped in (1, 10) or self.dropped % 100 == 0:
-                        log.warning("listener behind: %d audio blocks (%d ms) dropped so far",
-                                    self.dropped, round(self.dropped * BLOCK_S * 1000))
+                        log.warning(
+                            "listener behind: %d audio blocks (%d ms) dropped so far",
+                            self.dropped,
+                            round(self.dropped * BLOCK_S * 1000),
+                        )
                 except queue.Empty:
                     pass
 

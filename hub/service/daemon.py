@@ -12,13 +12,32 @@ One JSON trace line per turn goes to stdout; the same trace goes to the journal.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import logging
 import os
 import queue
 import signal
 import sys
+from collections.abc import Callable
 
-from hub.service.notify import notify
+from hub.audio.endpoint import Endpointer, live_endpointer
+from hub.audio.mic import open_mic as real_open_mic
+from hub.audio.pcm import AudioChunk
+from hub.audio.player import make_player
+from hub.core.hub import Hub
+from hub.satellites.serve import LOCAL_ROOM, start_satellites
+from hub.service.capture import Capture
+from hub.service.echo import EchoGate
+from hub.service.notify import StatusLine, degraded_parts, loading, notify
+from hub.service.reload import reload_hub
+from hub.service.speaker import Speaker
+from hub.service.stopword import StopListener, StopRecognizer
+from hub.service.supervisor import State, Supervisor
+from hub.service.watchdog import Watchdog
+from hub.settings import Settings
+from hub.wake.detector import make_wake
+from hub.wyoming.server import start_wyoming
 
 log = logging.getLogger("hub.service.daemon")
 
@@ -28,12 +47,10 @@ EXIT_CODES = {signal.SIGTERM: 0, signal.SIGINT: 130}
 
 def _endpointer_factory(supervisor_ref: list):
     """``make(start_timeout_s)``: an Endpointer from the current hub's ``[asr]`` settings."""
-    from hub.audio.endpoint import Endpointer
 
     def make(start_timeout_s):
-        asr = supervisor_ref[0].hub.settings.asr
-        return Endpointer(asr.trailing_silence_ms, asr.max_utterance_s, 16000,
-                          start_timeout_s=start_timeout_s)
+        hub = supervisor_ref[0].hub
+        return live_endpointer(hub.settings.asr, getattr(hub, "engines", None), start_timeout_s)
 
     return make
 
@@ -47,14 +64,6 @@ def build_supervisor(hub, *, no_wake: bool = False, open_mic=None, player=None):
         hub.errors.ConfigError: a wake or stop model that cannot be loaded.
         hub.errors.DeviceUnavailableError: PortAudio itself cannot be loaded.
     """
-    from hub.audio.mic import open_mic as real_open_mic
-    from hub.audio.player import make_player
-    from hub.service.capture import Capture
-    from hub.service.echo import EchoGate
-    from hub.service.speaker import Speaker
-    from hub.service.supervisor import Supervisor
-    from hub.wake.detector import make_wake
-
     settings = hub.settings
     wake = None if no_wake or not settings.wake.enabled else make_wake(settings.wake)
     stop_word = None
@@ -65,24 +74,54 @@ def build_supervisor(hub, *, no_wake: bool = False, open_mic=None, player=None):
     hub.conversation().player = speaker
     ref: list = []
     opener = open_mic or (lambda sleep: real_open_mic(settings.audio, sleep=sleep))
-    capture = Capture(opener, on_waiting=lambda waiting: ref[0].on_waiting(waiting),
-                      on_open=lambda: ref[0].on_open())
+    capture = Capture(
+        opener,
+        on_waiting=lambda waiting: ref[0].on_waiting(waiting),
+        on_open=lambda: ref[0].on_open(),
+    )
     device = repr(settings.audio.input_device) if settings.audio.input_device else "default"
-    sup = Supervisor(hub, capture, speaker, wake, _endpointer_factory(ref), gate,
-                     stop_word=stop_word, device=device)
+    sup = Supervisor(
+        hub,
+        capture,
+        speaker,
+        wake,
+        _endpointer_factory(ref),
+        gate,
+        stop_word=stop_word,
+        device=device,
+    )
     ref.append(sup)
+    sup.stopper = _stop_listener(hub, sup, gate)
     return sup
 
 
-def ring_timers(hub, speaker) -> None:
-    """Play each timer ring (chime + "Your 5 minute timer is done.") on ``speaker`` and print
-    its event line; a "stop" (``on_timer_stopped``) cuts the ringing short."""
-    import json
+def _stop_listener(hub, sup, gate):
+    """The stop-word listener on the hub's PocketSphinx decoder, or None when the recognizer
+    is another (its grammar search lives in that decoder)."""
+    engines = getattr(hub, "engines", None)
+    engine = engines.asr() if engines is not None else None
+    if getattr(engine, "passes", None) is None or getattr(engine, "vocab", None) is None:
+        return None
+    return StopListener(
+        lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
+        StopRecognizer(engine),
+        sup.on_stop_word,
+        gate.is_echo,
+        hold=sup.speaker.hold,
+        release=sup.speaker.release,
+    )
 
-    from hub.audio.pcm import AudioChunk
+
+def ring_timers(hub, speaker) -> None:
+    """Play each timer ring (chime + "Your 5 minute timer is done.") on ``speaker`` (unless it
+    was set in a satellite's area: it rings there) and print its event line; a "stop"
+    (``on_timer_stopped``) cuts the ringing short."""
+    elsewhere = {x.area for x in getattr(hub.settings, "satellites", ())} - {
+        getattr(getattr(hub, "home", None), "satellite_area", "")
+    }
 
     def ring(alert) -> None:
-        if alert.pcm:
+        if alert.pcm and alert.timer.area not in elsewhere:  # a satellite's timer rings there
             speaker.say(AudioChunk(pcm=alert.pcm, rate=alert.rate, text=alert.text))
         if not alert.repeat:
             sys.stdout.write(json.dumps(alert.to_json(None), ensure_ascii=False) + "\n")
@@ -93,34 +132,47 @@ def ring_timers(hub, speaker) -> None:
     hub.events.start()
 
 
-def run_daemon(args) -> int:
+def run_daemon(args, make_hub: Callable[..., Hub], settings_of: Callable[[], Settings]) -> int:
     """Run until a signal (see the module doc); returns the exit code.
+
+    Args:
+        args: ``hub run``'s arguments (``no_wake``, ``inject``).
+        make_hub: ``make_hub(args, "run", speak=True)`` builds the daemon's
+            :class:`~hub.core.hub.Hub` (:func:`hub.cli.args.make_hub`).
+        settings_of: reads the settings again, for a reload on SIGHUP.
 
     Raises:
         hub.errors.DeviceUnavailableError: the microphone never opened, or did not come back
             within ``[audio] device_wait_s`` (``hub`` exits with 4).
     """
-    from hub.core.replay import make_hub
-    from hub.service.watchdog import Watchdog
-    from hub.wyoming.server import start_wyoming
-
-    notify("STATUS=loading models")
-    hub = make_hub(args, "run", speak=True)
-    llm = hub.settings.llm  # the LLM's prompt cache is built here, never inside a turn's deadline
-    hub.engines.warm(["asr", "rules", "tts", "devices"]
-                     + (["llm"] if "run" in llm.intents_on or "run" in llm.answers_on else []))
+    hub, names = load_hub(args, make_hub)
     sup = build_supervisor(hub, no_wake=args.no_wake)
+    sup.status = StatusLine(lambda: degraded_of(sup.hub, names))
     ring_timers(hub, sup.speaker)
     signals: queue.Queue = queue.Queue()
-    previous = {s: signal.signal(s, lambda signum, frame: signals.put(signum))
-                for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    previous = {
+        s: signal.signal(s, lambda signum, frame: signals.put(signum))
+        for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    }
     watchdog = Watchdog(lambda: [sup.capture.beat, sup.beat])
     sup.start()
+    prerender = [start_prerender(sup)]
     watchdog.start()
     stop_wyoming = start_wyoming(hub, hub.settings)  # [wyoming] uri: Home Assistant, same engines
+    turns, stop_satellites = start_satellites(hub)  # [[satellites]]: more rooms, same engines
+    if turns is not None:  # the local microphone takes part in the house-wide wake claim
+        sup.claim = functools.partial(turns.claims.claim, LOCAL_ROOM)
     try:
-        code = _serve(sup, signals, args)
+        code = _serve(
+            sup,
+            signals,
+            lambda old: reload_hub(old, settings_of, getattr(args, "inject", ())),
+            prerender,
+        )
     finally:
+        for job in filter(None, prerender):
+            job.stop()
+        stop_satellites()
         stop_wyoming()
         clean = sup.stop()
         watchdog.stop()
@@ -130,29 +182,69 @@ def run_daemon(args) -> int:
     return _finish(sup, code, clean)
 
 
-def _serve(sup, signals: queue.Queue, args) -> int | None:
-    """Handle signals until one stops the daemon (its exit code) or capture gives up (None)."""
-    from hub.service.reload import reload_hub
+def start_prerender(sup):
+    """Start the hub's pre-render of likely answers (:meth:`hub.core.hub.Hub.prerender_answers`),
+    rendering only while the daemon listens for the wake word and plays nothing."""
+    return sup.hub.prerender_answers(
+        lambda: sup.state is not State.LISTENING or sup.speaker.playing
+    )
 
+
+def load_hub(args, make_hub: Callable[..., Hub]) -> tuple[Hub, list[str]]:
+    """``make_hub(args, "run", speak=True)`` and its engines warmed, while systemd is sent
+    ``EXTEND_TIMEOUT_USEC`` (a slow SD card, a first grammar build: :func:`loading`).
+    Returns the hub and the names of the engines warmed. The LLM's prompt cache is built
+    here, never inside a turn's deadline."""
+    with loading("models", until_ready=True):  # also while it waits for the microphone
+        hub = make_hub(args, "run", speak=True)
+        llm = hub.settings.llm
+        names = ["asr", "rules", "tts", "devices"] + (
+            ["llm"] if "run" in llm.intents_on or "run" in llm.answers_on else []
+        )
+        hub.engines.warm(names)
+    return hub, names
+
+
+def degraded_of(hub, names) -> list[str]:
+    """What is degraded now among the engines ``names`` of ``hub`` (``STATUS=``)."""
+    engines = hub.engines
+    devices = engines.devices() if engines.loaded("devices") else None
+    return degraded_parts(engines.loaded, names, devices)
+
+
+def _serve(
+    sup, signals: queue.Queue, reload: Callable[[Hub], Hub | None], prerender: list
+) -> int | None:
+    """Handle signals until one stops the daemon (its exit code) or capture gives up (None).
+
+    ``reload(old_hub)``: the new hub on SIGHUP, or None to keep the running one; a new hub's
+    pre-render pass is appended to ``prerender``.
+    """
     while True:
         try:
             signum = signals.get(timeout=0.5)
         except queue.Empty:
             if sup.wait(0):
                 return None
+            sup.status.update()  # MQTT, Home Assistant or a model came or went
             continue
         if signum == signal.SIGHUP:
             notify("RELOADING=1\nSTATUS=reloading the config")
-            new = reload_hub(sup.hub, args)
+            with loading("the new config"):  # a changed home may rebuild the speech grammar
+                new = reload(sup.hub)
             if new is not None:
                 sup.hub.events.close()  # the new hub restores the timers from the store
                 sup.swap_hub(new)
+                for job in filter(None, prerender):
+                    job.stop()
+                prerender.append(start_prerender(sup))  # the new home's answers
+                sup.stopper = _stop_listener(new, sup, sup.gate)  # the new recognizer's decoder
                 ring_timers(new, sup.speaker)
                 sup.gate.threshold = new.settings.wake.echo_correlation
                 sup.gate.tail_s = new.settings.wake.tail_guard_s
             notify(f"READY=1\nSTATUS={sup.state.value}")
             continue
-        log.warning("stopped by %s", signal.Signals(signum).name)
+        log.info("stopped by %s", signal.Signals(signum).name)
         return EXIT_CODES[signum]
 
 
@@ -163,7 +255,7 @@ def _close_store(store) -> None:
     try:
         store.pragma("wal_checkpoint(TRUNCATE)")
         store.close()
-    except Exception as exc:  # noqa: BLE001 - a broken store must not turn a stop into a crash
+    except Exception as exc:
         log.warning("store not checkpointed at stop: %s", exc)
 
 
@@ -177,8 +269,13 @@ def _finish(sup, code: int | None, clean: bool) -> int:
         if sup.capture.error is not None:
             raise sup.capture.error
         code = 1
-    log.info("stopped: %d turns, %d barge-ins, %d echo detections ignored, %d blocks dropped",
-             sup.turns, sup.barge_ins, sup.echoes_ignored, sup.capture.dropped)
+    log.info(
+        "stopped: %d turns, %d barge-ins, %d echo detections ignored, %d blocks dropped",
+        sup.turns,
+        sup.barge_ins,
+        sup.echoes_ignored,
+        sup.capture.dropped,
+    )
     if not clean:
         log.warning("a thread did not stop in time; leaving without tearing PortAudio down")
         sys.stdout.flush()

@@ -8,7 +8,18 @@ room and sound server delay), reaches ``threshold``. Envelopes, not waveforms, s
 reverberation or a resampler's phase does not hide the echo; a user speaking over the
 answer makes the input diverge from it. Where the sound server can cancel echo
 (PulseAudio/PipeWire ``module-echo-cancel``), its output is the better microphone; this
-check still runs on it. Source: envelope cross-correlation as in double-talk detectors
+check still runs on it.
+
+The echo path is measured, never assumed (issue 18): every :data:`MEASURE_S` of loud playback
+the same correlation is taken on the window just heard, and the lower quartile of the last
+:data:`PATH_WINDOWS` such windows is the device's coupling. With an acoustic path nearly every
+window of playback follows the output (0.8-1.0); without one (a headset, a line-in, the test
+FIFO) the windows in which nobody speaks score 0, while those holding a user's speech score
+0.3-0.8 by chance (a wake word's envelope can match a chime's; measured in the live dialog rig,
+median 0.56 over a ring talked over), so the quartile, not the median, tells them apart. A
+device below :data:`COUPLED` never has a detection judged echo. Until a first window was
+measured, a detection is judged by its own window alone.
+Source: envelope cross-correlation as in double-talk detectors
 (Benesty et al., "A new class of doubletalk detectors based on cross-correlation", 2000).
 """
 
@@ -16,12 +27,13 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 import numpy as np
 
-RATE = 16000
-"""Sample rate of both signals (Hz)."""
+from hub.audio.format import RATE
+
 FRAME = 160
 """Samples per envelope frame (10 ms)."""
 WINDOW_S = 1.5
@@ -35,6 +47,12 @@ output block, a thread scheduled late)."""
 GAP_S = 0.25
 """A microphone block read this much later than the audio before it ends is placed anew
 (audio is missing: blocks dropped, the device reopened, a pipe or network source stalled)."""
+MEASURE_S = 0.5
+"""How often the echo path is measured while the hub plays (s of microphone audio)."""
+PATH_WINDOWS = 16
+"""Measurements of the echo path kept (their lower quartile is the device's coupling)."""
+COUPLED = 0.5
+"""Coupling (lower-quartile correlation) at or above which the input follows the output."""
 QUIET_RMS = 50.0
 """Reference frames quieter than this (int16 RMS) count as silence: no echo to find."""
 
@@ -67,7 +85,7 @@ def envelope_correlation(mic: np.ndarray, reference: np.ndarray, max_lag: int) -
         return 0.0
     for lag in range(max_lag + 1):
         end = len(reference) - lag
-        r = reference[end - n:end]
+        r = reference[end - n : end]
         if len(r) < n:
             break
         r = r - r.mean()
@@ -97,8 +115,12 @@ class EchoGate:
         clock: monotonic seconds (tests pass a fake).
     """
 
-    def __init__(self, threshold: float = 0.7, tail_s: float = 0.5,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        threshold: float = 0.7,
+        tail_s: float = 0.5,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.threshold, self.tail_s, self._clock = threshold, tail_s, clock
         self._keep = round((WINDOW_S + MAX_LAG_S + LEAD_S) * RATE / FRAME) + 50
         self._mic: dict[int, float] = {}
@@ -107,6 +129,8 @@ class EchoGate:
         self._heard_at = -1.0
         self._mic_next = -1
         self._lock = threading.Lock()
+        self._path: deque[float] = deque(maxlen=PATH_WINDOWS)
+        self._measured_at = -1.0
         self.echoes = 0
         """Detections judged to be the hub's own echo so far."""
 
@@ -116,7 +140,7 @@ class EchoGate:
 
     def played(self, pcm: bytes, rate: int = RATE, channels: int = 1) -> None:
         """``pcm`` (int16 interleaved, ``rate`` Hz) was handed to the output device just now."""
-        samples = np.frombuffer(pcm, dtype=np.int16)[::max(1, channels)]
+        samples = np.frombuffer(pcm, dtype=np.int16)[:: max(1, channels)]
         env = _envelope(samples, rate)
         with self._lock:
             start = max(self._ref_until, self._clock())
@@ -147,6 +171,33 @@ class EchoGate:
             self._mic_next = last + 1
             self._heard_at = max(self._heard_at, at)
             _prune(self._mic, last - self._keep)
+        if self.speaking() and at - self._measured_at >= MEASURE_S:
+            self._measured_at = at
+            corr = self._correlation()
+            if corr is not None:
+                self._path.append(corr)
+
+    @property
+    def coupling(self) -> float | None:
+        """Lower quartile of the input/output correlation over the last measured windows of
+        playback; None before the first one."""
+        with self._lock:
+            return float(np.percentile(self._path, 25)) if self._path else None
+
+    def _correlation(self) -> float | None:
+        """Correlation of the last :data:`WINDOW_S` heard with what was played over it (best
+        lag); None when the reference was quiet (nothing to compare)."""
+        n = round(WINDOW_S * RATE / FRAME)
+        lag, lead = round(MAX_LAG_S * RATE / FRAME), round(LEAD_S * RATE / FRAME)
+        with self._lock:
+            last = self._mic_next - 1
+            mic = np.array([self._mic.get(i, 0.0) for i in range(last - n + 1, last + 1)])
+            ref = np.array(
+                [self._ref.get(i, 0.0) for i in range(last - n - lag + 1, last + lead + 1)]
+            )
+        if ref.max() < QUIET_RMS:
+            return None
+        return envelope_correlation(mic, ref, lag + lead)
 
     def speaking(self) -> bool:
         """True when the latest audio heard was read while the hub played, or within
@@ -158,20 +209,16 @@ class EchoGate:
     def is_echo(self) -> bool:
         """Whether what the microphone holds now is mostly the hub's own output.
 
-        False when nothing was played recently. Counts the echoes it finds.
+        False when nothing was played recently, and on a device whose measured coupling is
+        below :data:`COUPLED` (its input does not follow its output). Counts the echoes found.
         """
         if not self.speaking():
             return False
-        n = round(WINDOW_S * RATE / FRAME)
-        lag, lead = round(MAX_LAG_S * RATE / FRAME), round(LEAD_S * RATE / FRAME)
-        with self._lock:
-            last = self._mic_next - 1
-            mic = np.array([self._mic.get(i, 0.0) for i in range(last - n + 1, last + 1)])
-            ref = np.array([self._ref.get(i, 0.0)
-                            for i in range(last - n - lag + 1, last + lead + 1)])
-        if ref.max() < QUIET_RMS:
+        coupling = self.coupling
+        if coupling is not None and coupling < COUPLED:
             return False
-        echo = envelope_correlation(mic, ref, lag + lead) >= self.threshold
+        corr = self._correlation()
+        echo = corr is not None and corr >= self.threshold
         self.echoes += echo
         return echo
 

@@ -19,14 +19,15 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from hub.audio.endpoint import Endpointer
-from hub.audio.mic import TARGET_RATE, Mic
+from hub.audio.format import RATE
+from hub.audio.mic import Mic
 from hub.service.notify import notify
 from hub.settings import Settings
 from hub.wake.detector import WakeWord
 
 log = logging.getLogger(__name__)
 
-WATCHDOG_EVERY_SAMPLES = TARGET_RATE
+WATCHDOG_EVERY_SAMPLES = RATE
 """Send ``WATCHDOG=1`` after this much audio has been read (1 s)."""
 
 
@@ -51,14 +52,23 @@ def _endpointer_factory(settings: Settings, use_wake: bool) -> Callable[[], Endp
     timeout = settings.wake.speech_timeout_s if use_wake else None
 
     def make() -> Endpointer:
-        return Endpointer(settings.asr.trailing_silence_ms, settings.asr.max_utterance_s,
-                          TARGET_RATE, start_timeout_s=timeout)
+        return Endpointer(
+            settings.asr.trailing_silence_ms,
+            settings.asr.max_utterance_s,
+            RATE,
+            start_timeout_s=timeout,
+        )
 
     return make
 
 
-def listen(mic: Mic, wake: WakeWord | None, settings: Settings, *,
-           make_endpointer: Callable[[], Endpointer] | None = None) -> Iterator[np.ndarray]:
+def listen(
+    mic: Mic,
+    wake: WakeWord | None,
+    settings: Settings,
+    *,
+    make_endpointer: Callable[[], Endpointer] | None = None,
+) -> Iterator[np.ndarray]:
     """Yield one utterance per turn: int16, 16 kHz, mono numpy arrays.
 
     Args:
@@ -80,6 +90,7 @@ def listen(mic: Mic, wake: WakeWord | None, settings: Settings, *,
     for block in mic.blocks():
         watchdog.tick(len(block))
         if endpointer is None:
+            assert wake is not None  # no endpointer only while waiting for the wake word
             if wake.process(block):
                 log.info("wake word heard")
                 wake.reset()
@@ -90,7 +101,7 @@ def listen(mic: Mic, wake: WakeWord | None, settings: Settings, *,
         utterance = endpointer.audio()
         endpointer = None if use_wake else make()
         if utterance.size:
-            log.info("utterance of %.2f s", utterance.size / TARGET_RATE)
+            log.info("utterance of %.2f s", utterance.size / RATE)
             yield utterance
         else:
             log.info("no speech after the wake word")

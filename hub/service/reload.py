@@ -11,8 +11,11 @@ restart is logged in one line: ``[audio]`` devices, ``[wake]`` models, ``[store]
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 
+from hub.core.hub import Hub
 from hub.errors import HubError
+from hub.settings import Settings
 
 log = logging.getLogger("hub.service.reload")
 
@@ -53,18 +56,17 @@ def needs_restart(old, new) -> list[str]:
     return out
 
 
-def reload_hub(old_hub, args):
-    """A new Hub from the config file, sharing ``old_hub``'s unchanged engines and its store.
+def reload_hub(
+    old_hub: Hub, settings_of: Callable[[], Settings], inject: Sequence[str] = ()
+) -> Hub | None:
+    """A new Hub from ``settings_of()`` (the config file read again), sharing ``old_hub``'s
+    unchanged engines and its store; ``inject``: the ``--inject`` fault specs.
 
     Returns None (and logs one ERROR) when the new config is wrong: the running hub goes on.
     """
-    from hub.core.hub import Hub
-    from hub.core.replay import settings_for
-
     try:
-        settings = settings_for(args)
-        hub = Hub(settings, entry="run", store=old_hub.store, speak=old_hub.speak,
-                  inject=getattr(args, "inject", ()))
+        settings = settings_of()
+        hub = Hub(settings, entry="run", store=old_hub.store, speak=old_hub.speak, inject=inject)
     except HubError as exc:
         log.error("reload failed, keeping the running config: %s", exc.message)
         return None
@@ -72,6 +74,9 @@ def reload_hub(old_hub, args):
     later = needs_restart(old_hub.settings, settings)
     llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
     hub.engines.warm([n for n in ("rules", "asr", *llm) if n not in kept])  # LLM cache: now
-    log.warning("config reloaded (models kept: %s)%s", ", ".join(kept) or "none",
-                f"; restart to apply: {', '.join(later)}" if later else "")
+    log.info(
+        "config reloaded (models kept: %s)%s",
+        ", ".join(kept) or "none",
+        f"; restart to apply: {', '.join(later)}" if later else "",
+    )
     return hub

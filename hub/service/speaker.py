@@ -14,12 +14,31 @@ import queue
 import threading
 import time
 
+from hub.audio.pcm import AudioChunk
 from hub.errors import HubError
 
 log = logging.getLogger("hub.service.speaker")
 
 POLL_S = 0.05
 """How often the playback thread waiting for the next sentence checks for a cancel (s)."""
+HOLD_MAX_S = 1.5
+"""Longest a :meth:`Speaker.hold` pauses playback without a release or a cancel (s)."""
+
+
+class _Held:
+    """The player's cancel flag: between two blocks it also waits while the speaker is held
+    (:meth:`Speaker.hold`), at most :data:`HOLD_MAX_S`."""
+
+    def __init__(self, cancel: threading.Event, resume: threading.Event):
+        self._cancel, self._resume = cancel, resume
+
+    def is_set(self) -> bool:
+        if not self._cancel.is_set():
+            self._resume.wait(HOLD_MAX_S)
+        return self._cancel.is_set()
+
+    def set(self) -> None:
+        self._cancel.set()
 
 
 class Speaker:
@@ -37,6 +56,8 @@ class Speaker:
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
         self._pushed = False
+        self._resume = threading.Event()
+        self._resume.set()
         self._lock = threading.Lock()
         self.last_output_at: float | None = None
         """Monotonic time the last block of the last turn was handed to the device."""
@@ -49,8 +70,9 @@ class Speaker:
         with self._lock:
             self._queue, self._pushed = queue.Queue(), False
             self._cancel = threading.Event()
-            self._thread = threading.Thread(target=self._play, args=(self._queue, self._cancel),
-                                            name="hub-speaker", daemon=True)
+            self._thread = threading.Thread(
+                target=self._play, args=(self._queue, self._cancel), name="hub-speaker", daemon=True
+            )
             self._thread.start()
 
     def _chunks(self, q: queue.Queue, cancel: threading.Event):
@@ -70,10 +92,10 @@ class Speaker:
 
     def _play(self, q: queue.Queue, cancel: threading.Event) -> None:
         try:
-            self._player.play(self._chunks(q, cancel), cancel, self._written)
+            self._player.play(self._chunks(q, cancel), _Held(cancel, self._resume), self._written)
         except HubError as exc:
             log.warning("playback failed: %s", exc.message)
-        except Exception as exc:  # noqa: BLE001 - a playback error must not end the daemon
+        except Exception as exc:
             log.warning("playback failed: %s: %s", type(exc).__name__, exc)
         finally:
             self.last_output_at = self._clock()
@@ -87,8 +109,6 @@ class Speaker:
 
     def finish(self, pcm: bytes | None = None, rate: int | None = None) -> None:
         """Close the turn; play ``pcm`` (cached or placeholder audio) when TTS streamed nothing."""
-        from hub.audio.pcm import AudioChunk
-
         with self._lock:
             if self._queue is None:
                 return
@@ -109,11 +129,22 @@ class Speaker:
         thread = self._thread
         return thread is not None and thread.is_alive()
 
+    def hold(self) -> None:
+        """Pause playback after the block being written (a stop word may have been said: the
+        stop listener decodes it); :meth:`release` or :meth:`cancel` ends the pause, else it
+        ends by itself after :data:`HOLD_MAX_S`."""
+        self._resume.clear()
+
+    def release(self) -> None:
+        """Go on playing after a :meth:`hold`."""
+        self._resume.set()
+
     def cancel(self) -> bool:
         """Stop the current turn now; True when something was playing."""
         with self._lock:
             was = self.playing and not self._cancel.is_set()
             self._cancel.set()
+            self._resume.set()
             self._queue = None
         if was:
             self.cancelled += 1

@@ -26,12 +26,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from hub.service.notify import notify
+from hub.audio.format import RATE
+from hub.service.notify import StatusLine, notify, ready
 
 log = logging.getLogger("hub.service.supervisor")
 
-RATE = 16000
-"""Sample rate of the blocks the listener gets (Hz)."""
 JOIN_S = 2.0
 """How long a stop waits for each thread."""
 
@@ -63,13 +62,30 @@ class Supervisor:
         out: where trace lines go (stdout).
     """
 
-    def __init__(self, hub, capture, speaker, wake, make_endpointer: Callable, gate, *,
-                 stop_word=None, device: str = "default", out=None):
+    def __init__(
+        self,
+        hub,
+        capture,
+        speaker,
+        wake,
+        make_endpointer: Callable,
+        gate,
+        *,
+        stop_word=None,
+        device: str = "default",
+        out=None,
+    ):
         self.hub, self.capture, self.speaker, self.wake = hub, capture, speaker, wake
         self.gate, self.stop_word, self.device = gate, stop_word, device
+        self.stopper = None
+        """The :class:`hub.service.stopword.StopListener` heard while the hub plays, or None."""
+        self.claim: Callable[[float], bool] = lambda at: True
+        """``claim(read_at) -> bool``: the house-wide wake claim (satellites); False: another
+        room heard this wake first (a duplicate: no barge-in, no turn)."""
         self._make_endpointer = make_endpointer
         self._out = out if out is not None else sys.stdout
         self._state = State.STARTING
+        self.status = StatusLine(lambda: [])  # hub run sets one that names what is degraded
         self._state_lock = threading.Lock()
         self._utterances: queue.Queue = queue.Queue()
         self._followup = threading.Event()
@@ -98,7 +114,7 @@ class Supervisor:
             self._state = state
         detail = f" {self.device}…" if state is State.WAITING_FOR_DEVICE else ""
         log.info("state: %s%s", state.value, detail)
-        notify(f"STATUS={'waiting for audio device' if detail else state.value}{detail}")
+        self.status.update(f"{'waiting for audio device' if detail else state.value}{detail}")
 
     def on_waiting(self, waiting: bool) -> None:
         """Capture's callback: the device is missing (True) or delivering again (False)."""
@@ -110,7 +126,7 @@ class Supervisor:
     def on_open(self) -> None:
         """Capture's callback: the microphone opened for the first time (READY=1)."""
         self.set_state(State.LISTENING)
-        notify("READY=1")
+        ready(self.status.line())  # READY=1 once per process
 
     # -- start and stop ----------------------------------------------------------------------
     def start(self) -> None:
@@ -136,15 +152,17 @@ class Supervisor:
         log.info("state: stopping")
         self._stopped.set()
         self.speaker.cancel()
-        clean = self.capture.stop(JOIN_S)
+        late = [] if self.capture.stop(JOIN_S) else ["hub-capture"]
         self._utterances.put(None)
         deadline_s = self.hub.settings.resilience.deadline_s
         for thread in self._threads:
             thread.join(deadline_s + JOIN_S if thread.name == "hub-turns" else JOIN_S)
-            clean = clean and not thread.is_alive()
+            late += [thread.name] if thread.is_alive() else []
         self.speaker.cancel()
-        clean = self.speaker.wait(JOIN_S) and clean
-        return clean
+        late += [] if self.speaker.wait(JOIN_S) else ["hub-speaker"]
+        if late:
+            log.warning("not stopped in time: %s", ", ".join(late))
+        return not late
 
     def swap_hub(self, hub) -> None:
         """Use ``hub`` from the next turn on (SIGHUP reload); the turn in progress keeps its own."""
@@ -162,41 +180,59 @@ class Supervisor:
                 block = self.capture.blocks.get(timeout=0.5)
             except queue.Empty:
                 self.beat = time.monotonic()
+                if self._stopped.is_set():  # capture may still be ending: stop anyway
+                    break
                 continue
             self.beat = time.monotonic()
             if block is None:
                 break
-            endpointer = self._step(*block, endpointer)
+            read_at, audio = block
+            endpointer = self._step(read_at, audio, endpointer)
         if self.capture.error is not None:  # the device never came back: hub exits with 4
             self._stopped.set()
 
     def _step(self, read_at, block, endpointer):
-        """One block (read at ``read_at``) through the listener; returns the endpointer open."""
+        """One block (read at ``read_at``) through the listener; returns the endpointer open.
+
+        The wake word detector hears every block (also during a follow-up capture: a wake
+        word there starts a new command, issue 18), so it is never lost after a failed or
+        empty follow-up, a barge-in or a ring.
+        """
         self.gate.heard(block, at=read_at)
         if endpointer is None and self._followup.is_set():
             self._followup.clear()
-            log.info("follow-up: listening %g s without the wake word",
-                     self.hub.settings.wake.followup_s)
+            log.info(
+                "follow-up: listening %g s without the wake word", self.hub.settings.wake.followup_s
+            )
             self.set_state(State.CAPTURING)
             endpointer = self._make_endpointer(self.hub.settings.wake.followup_s)
-        if endpointer is not None:
-            if self._detected(block, only_stop=True):
-                return endpointer
-            if not endpointer.push(block):
-                return endpointer
-            self._utterance(endpointer)
-            return None if self.wake is not None else self._make_endpointer(None)
-        if self._detected(block, only_stop=False):
+        woke = self._detected(block, only_stop=False, at=read_at)
+        if woke:
+            if endpointer is not None:
+                log.info("wake word during a capture: listening for a new command")
             self.set_state(State.CAPTURING)
+            self._stopper_reset()
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
-        return None
+        if endpointer is None:
+            if self.speaker.playing and self.stopper is not None:
+                self.stopper.push(block)
+            return None
+        if not endpointer.push(block):
+            return endpointer
+        self._utterance(endpointer, read_at)
+        return None if self.wake is not None else self._make_endpointer(None)
 
-    def _detected(self, block, *, only_stop: bool) -> bool:
+    def _stopper_reset(self) -> None:
+        if self.stopper is not None:
+            self.stopper.reset()
+
+    def _detected(self, block, *, only_stop: bool, at: float = 0.0) -> bool:
         """Run the wake (unless ``only_stop``) and stop detectors; True when a detection that
         is not echo should open a new utterance. Barge-in: any real detection stops playback."""
-        woke = (not only_stop and self.wake is not None and self.wake.process(block))
-        stopped = self.stop_word is not None and self.speaker.playing \
-            and self.stop_word.process(block)
+        woke = not only_stop and self.wake is not None and self.wake.process(block)
+        stopped = (
+            self.stop_word is not None and self.speaker.playing and self.stop_word.process(block)
+        )
         if not (woke or stopped):
             return False
         for detector in (self.wake, self.stop_word):
@@ -204,46 +240,78 @@ class Supervisor:
                 detector.reset()
         if self.gate.is_echo():
             self.echoes_ignored += 1
-            log.info("wake/stop word in the hub's own playback ignored (%d so far)",
-                     self.echoes_ignored)
+            log.info(
+                "wake/stop word in the hub's own playback ignored (%d so far; coupling %s)",
+                self.echoes_ignored,
+                self.gate.coupling,
+            )
+            return False
+        if woke and not self.claim(at):
+            log.info("wake word: another room heard it first (duplicate)")
             return False
         if self.speaker.cancel():
             self.barge_ins += 1
             log.info("barge-in: playback stopped by the %s", "wake word" if woke else "stop word")
         return woke
 
-    def _utterance(self, endpointer) -> None:
+    def on_stop_word(self, text: str) -> None:
+        """The stop listener heard ``text`` while the hub played: stop playback, and a
+        ringing timer with it (one event line on stdout)."""
+        cut = self.speaker.cancel()
+        update = self.hub.events.stop_request("stop")
+        log.info(
+            "stop word %r: playback %s%s",
+            text,
+            "stopped" if cut else "had ended",
+            ", timer stopped" if update else "",
+        )
+        if cut:
+            self.barge_ins += 1
+        self._out.write(
+            json.dumps(
+                {"event": "stopped", "said": text, "playback": cut, "timer": update is not None}
+            )
+            + "\n"
+        )
+        self._out.flush()
+
+    def _utterance(self, endpointer, read_at: float) -> None:
         audio = endpointer.audio()
+        reason = endpointer.reason
         if audio.size:
-            log.info("utterance of %.2f s", audio.size / RATE)
+            log.info("utterance of %.2f s (endpoint: %s)", audio.size / RATE, reason)
             self.set_state(State.ANSWERING)
-            self._utterances.put(audio)
+            self._utterances.put((audio, reason, read_at))
         else:
-            log.info("no speech; waiting for the wake word")
+            log.info("no speech (%s); waiting for the wake word", reason)
             self.set_state(State.ANSWERING if self.speaker.playing else State.LISTENING)
 
     # -- the turn worker ---------------------------------------------------------------------
     def _turns(self) -> None:
-        while (samples := self._utterances.get()) is not None:
+        while (item := self._utterances.get()) is not None:
+            samples, reason, _ended_at = item
             hub = self.hub
             self.speaker.start_turn()
             result = None
             try:
                 result = hub.answer_audio(samples, file=None)
-            except Exception as exc:  # noqa: BLE001 - one failed turn must not end the daemon
+            except Exception as exc:  # one failed turn must not end the daemon
                 log.error("turn failed: %s: %s", type(exc).__name__, exc)
             finally:
-                self.speaker.finish(result.pcm if result else None,
-                                    result.rate if result else None)
+                self.speaker.finish(result.pcm if result else None, result.rate if result else None)
             if result is not None:
                 self.turns += 1
+                result.trace["endpoint"] = reason  # silence / cap: what ended the utterance
                 self._out.write(json.dumps(result.trace, ensure_ascii=False) + "\n")
                 self._out.flush()
             self.speaker.wait()  # follow-up opens only after the last block was handed over
             if self._stopped.is_set():
                 continue
-            if result is not None and hub.conversation().awaiting_confirmation \
-                    and hub.settings.wake.followup_s > 0:
+            if (
+                result is not None
+                and hub.conversation().awaiting_answer
+                and hub.settings.wake.followup_s > 0
+            ):
                 self._followup.set()
             if self._utterances.empty():
                 self.set_state(State.LISTENING)

@@ -37,8 +37,13 @@ class Watchdog:
         send: the notify function (tests record).
     """
 
-    def __init__(self, beats: Callable[[], list[float]], interval_s: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, send: Callable = notify):
+    def __init__(
+        self,
+        beats: Callable[[], list[float]],
+        interval_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        send: Callable = notify,
+    ):
         self.interval_s = interval_s if interval_s is not None else watchdog_interval_s()
         self._beats, self._clock, self._send = beats, clock, send
         self._stop = threading.Event()
@@ -63,12 +68,12 @@ class Watchdog:
         """Start pinging (nothing happens without a watchdog interval)."""
         if not self.interval_s:
             return
-        log.info("systemd watchdog: %g s, pinging every %g s", self.interval_s,
-                 self.interval_s / 4)
+        log.info("systemd watchdog: %g s, pinging every %g s", self.interval_s, self.interval_s / 4)
         self._thread = threading.Thread(target=self._run, name="hub-watchdog", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
+        assert self.interval_s  # started only with a watchdog interval
         warned = False
         while not self._stop.wait(self.interval_s / 4):
             if not self.tick() and not warned:

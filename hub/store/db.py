@@ -14,7 +14,8 @@ are salvaged into a fresh one (:mod:`hub.store.recover`).
 from __future__ import annotations
 
 import atexit
-import json
+import contextlib
+import hashlib
 import logging
 import os
 import sqlite3
@@ -23,15 +24,26 @@ import threading
 import time
 from pathlib import Path
 
-from hub.store import recover, schema
+from hub.paths import state_dir
+from hub.settings import StoreSettings
+from hub.store import recover, schema, walcheck
 from hub.store.cache import CacheMixin
+from hub.store.fpindex import FingerprintIndex
 from hub.store.journal import JournalMixin
 from hub.store.outbox import OutboxMixin
+from hub.store.retention import start_background
+from hub.store.timers import TimersMixin
+from hub.store.walsize import TxnGuard, WalWatch
 
 log = logging.getLogger("hub.store.db")
 
 BUSY_TIMEOUT_MS = 2000
 """How long a write waits for a lock held by another connection before it is skipped."""
+
+CACHE_WRITES = ("transcript cache", "response audio")
+"""Writes that are dropped, not kept in memory, when they fail: each is counted in
+``Store.skipped`` and logged (DEBUG "cache write skipped"; the "working again" line gives the
+count). Journal, outbox and breaker rows wait in memory instead."""
 
 OPEN_TRIES_S = 15.0
 """How long opening retries while other processes hold the new file's lock."""
@@ -43,10 +55,6 @@ def default_store_path(config: str | Path | None = None) -> Path:
     e.g. ``hub-1a2b3c4d.db``); with the built-in config one per installation, keyed by where
     the ``hub`` package lives (``builtin-<8 hex>.db``). So two checkouts or homes never share
     caches, timers or a journal."""
-    import hashlib
-
-    from hub.paths import state_dir
-
     if config is None:
         stem, path = "builtin", Path(__file__).resolve().parents[1]
     else:
@@ -57,27 +65,29 @@ def default_store_path(config: str | Path | None = None) -> Path:
 
 
 def _remove(path: str) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        try:
+    for suffix in ("", "-wal", "-shm", recover.COUNTS_SUFFIX):
+        with contextlib.suppress(OSError):
             os.remove(path + suffix)
-        except OSError:
-            pass
 
 
 def condition_of(exc: BaseException) -> str:
     """A short name for what is wrong with the store, from a ``sqlite3.Error``."""
     text = str(exc).lower()
-    for words, name in ((("full",), "disk full"), (("readonly", "read-only"), "read-only"),
-                        (("malformed", "not a database", "corrupt"), "damaged"),
-                        (("locked", "busy"), "locked"), (("disk i/o",), "disk I/O error"),
-                        (("unable to open",), "cannot open the file"),
-                        (("no such table", "no column"), "schema mismatch")):
+    for words, name in (
+        (("full",), "disk full"),
+        (("readonly", "read-only"), "read-only"),
+        (("malformed", "not a database", "corrupt"), "damaged"),
+        (("locked", "busy"), "locked"),
+        (("disk i/o",), "disk I/O error"),
+        (("unable to open",), "cannot open the file"),
+        (("no such table", "no column"), "schema mismatch"),
+    ):
         if any(w in text for w in words):
             return name
     return type(exc).__name__
 
 
-class Store(CacheMixin, JournalMixin, OutboxMixin):
+class Store(CacheMixin, JournalMixin, OutboxMixin, TimersMixin):
     """A connection to the hub's SQLite file (thread-safe: one connection per thread).
 
     Args:
@@ -92,10 +102,9 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
     journal and outbox in memory (``degraded`` says why).
     """
 
-    def __init__(self, path: str | Path, settings=None, *, clock=time.time,
-                 background: bool = False):
-        from hub.settings import StoreSettings
-
+    def __init__(
+        self, path: str | Path, settings=None, *, clock=time.time, background: bool = False
+    ):
         self.settings = settings or StoreSettings()
         self.clock = clock
         self.path = str(path)
@@ -104,17 +113,23 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
         self.read_only = False
         self.degraded: str | None = None
         self.recovered: dict | None = None
+        self.wal_set_aside: dict | None = None
+        self.skipped = 0
         self._logged: set[str] = set()
         self._init_memory()
+
+        self.limit_bytes = int(self.settings.wal_limit_mb * 1024 * 1024)
+        self.wal = WalWatch(self.path, self.limit_bytes)
+        self.txn_guard = TxnGuard(self.settings.txn_guard_s)
+        self.wal_due = threading.Event()
         if self.path == ":memory:":
             fd, self.path = tempfile.mkstemp(prefix="hub-", suffix=".db")
             os.close(fd)
             atexit.register(_remove, self.path)
+            self.wal.path = self.path
         self._open()
         self._thread = None
         if background:
-            from hub.store.retention import start_background
-
             self._thread = start_background(self)
 
     def _init_memory(self) -> None:
@@ -123,7 +138,6 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
         self._mem_breakers: list[dict] = []
         self._mem_outbox: dict[str, dict] = {}
         self._touched: dict[tuple[str, object], float] = {}
-        from hub.store.fpindex import FingerprintIndex
 
         self._fp_index = FingerprintIndex()
 
@@ -134,6 +148,7 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
         Raises:
             sqlite3.Error: the file cannot be opened.
         """
+        # lazy: sqlite-utils (about 0.2 s) only when a store is opened; hub --help imports this
         import sqlite_utils
 
         db = getattr(self._local, "db", None)
@@ -141,16 +156,25 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
             if self.read_only:  # immutable: a WAL file cannot make its -shm on a read-only disk
                 folder = os.path.dirname(os.path.abspath(self.path))
                 extra = "" if os.access(folder, os.W_OK) else "&immutable=1"
-                conn = sqlite3.connect(f"file:{self.path}?mode=ro{extra}", uri=True,
-                                       timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
-                                       isolation_level=None)
+                conn = sqlite3.connect(
+                    f"file:{self.path}?mode=ro{extra}",
+                    uri=True,
+                    timeout=BUSY_TIMEOUT_MS / 1000,
+                    check_same_thread=False,
+                    isolation_level=None,
+                )
             else:
-                conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000,
-                                       check_same_thread=False, isolation_level=None)
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=BUSY_TIMEOUT_MS / 1000,
+                    check_same_thread=False,
+                    isolation_level=None,
+                )
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             if not self.read_only:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(f"PRAGMA journal_size_limit={self.limit_bytes}")
             db = sqlite_utils.Database(conn)
             self._local.db = db
         return db
@@ -162,15 +186,23 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
             self._fail(exc, "cannot create the folder")
             return
         exists = os.path.exists(self.path)
-        if (exists and not os.access(self.path, os.W_OK)) or \
-                (not os.access(os.path.dirname(os.path.abspath(self.path)), os.W_OK)):
+        if (exists and not os.access(self.path, os.W_OK)) or (
+            not os.access(os.path.dirname(os.path.abspath(self.path)), os.W_OK)
+        ):
             if not exists:
                 self._fail(None, "read-only folder")
                 return
             self.read_only = True
-            log.warning("store: %s is read-only; caches read, journal and outbox kept "
-                        "in memory", self.path)
+            log.warning(
+                "store: %s is read-only; caches read, journal and outbox kept in memory", self.path
+            )
+        if not exists and not self.read_only:  # counts of a file that is gone mean nothing
+            Path(self.path + recover.COUNTS_SUFFIX).unlink(missing_ok=True)
+        elif not self.read_only:
+            self._check_beside()
         why = recover.is_damaged(self.path)
+        if why is None and self._emptied():
+            why = "the file is empty (0 bytes) but held rows"
         if why is not None:
             if self.read_only:
                 self._fail(None, "damaged")
@@ -201,6 +233,23 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
                 self._fail(exc)
                 return
 
+    def _check_beside(self) -> None:
+        """A ``-wal``/``-shm`` that is not this file's is set aside before SQLite applies it
+        (:mod:`hub.store.walcheck`)."""
+        cutoff = self.clock() - self.settings.journal_days * 86400
+        self.wal_set_aside = walcheck.guard(self.path, self.clock(), cutoff, log)
+
+    def _emptied(self) -> bool:
+        """The file is 0 bytes, has no WAL, and its last known counts say it held rows."""
+        if not os.path.isfile(self.path) or os.path.getsize(self.path):
+            return False
+        if os.path.exists(self.path + "-wal") and os.path.getsize(self.path + "-wal"):
+            return False
+        if walcheck.in_use(self.path) is not False:
+            return False
+        known = recover.known_counts(self.path)
+        return any(isinstance(n, int) and n > 0 for k, n in known.items() if k != "at")
+
     def _recover(self, why: str) -> None:
         """Move the damaged file aside, salvage its rows into a fresh one; one ERROR line."""
         try:
@@ -218,25 +267,35 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
             self._fail(exc)
             return
         why = " ".join(why.split())
-        self.recovered = {"at": self.clock(), "reason": why, "moved_to": moved,
-                          "rows": recover.summary(saved)}
+        self.recovered = {
+            "at": self.clock(),
+            "reason": why,
+            "moved_to": moved,
+            "rows": recover.summary(saved, recover.known_counts(self.path)),
+        }
         self.kv_set("recovered", self.recovered)
-        log.error("store: %s was damaged (%s); moved to %s, fresh store made (%s)",
-                  self.path, why, moved, self.recovered["rows"])
+        log.error(
+            "store: %s was damaged (%s); moved to %s, fresh store made (%s)",
+            self.path,
+            why,
+            moved,
+            self.recovered["rows"],
+        )
 
     def pragma(self, name: str):
         """The value of ``PRAGMA name`` (e.g. ``journal_mode``), or None when unreadable."""
-        return self._run("pragma", lambda db: db.execute(f"PRAGMA {name}").fetchone()[0],
-                         write=False)
+        return self._run(
+            "pragma", lambda db: db.execute(f"PRAGMA {name}").fetchone()[0], write=False
+        )
 
     def close(self) -> None:
         """Close this thread's connection."""
         db = getattr(self._local, "db", None)
         if db is not None:
-            try:
+            if not self.read_only and self.degraded is None:
+                recover.write_counts(self.path, db.conn, self.clock())
+            with contextlib.suppress(sqlite3.Error):
                 db.conn.close()
-            except sqlite3.Error:
-                pass
             self._local.db = None
 
     # -- never failing ---------------------------------------------------------------------
@@ -244,17 +303,47 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
         """``fn(db)``, or ``default`` after any ``sqlite3.Error`` (logged once per condition)."""
         if write and self.read_only:
             return default
-        if self.degraded in ("damaged", "cannot open the file", "cannot create the folder",
-                             "read-only folder"):
+        if self.degraded in (
+            "damaged",
+            "cannot open the file",
+            "cannot create the folder",
+            "read-only folder",
+        ):
             return default
         try:
-            result = fn(self.db())
+            db = self.db()
+            started = self.txn_guard.clock()  # the call alone: not this thread's first open
+            result = fn(db)
         except sqlite3.Error as exc:
             self._fail(exc, what=what)
+            if write and what in CACHE_WRITES:
+                self.skipped += 1
+                log.debug("store: cache write skipped (%s: %s)", what, exc)
             return default
+        self.txn_guard.after(db.conn, what, started)
         if write and self.degraded is not None:
             self._healed()
+        if write and self.wal.wrote():
+            self._wal_over()
         return result
+
+    def _wal_over(self) -> None:
+        """The WAL passed its limit: wake the maintenance thread, or (none) checkpoint now
+        without waiting on readers. While a reader blocks it, the periodic check is enough."""
+        if self.wal.blocked:
+            return
+        if self._thread is not None:
+            self.wal_due.set()
+        else:
+            self.wal_step()
+
+    def wal_step(self) -> dict:
+        """One :meth:`hub.store.walsize.WalWatch.step` on this thread's connection; ``{}``
+        when the store cannot be used. Never raises."""
+        self.txn_guard.check()
+        if self.read_only:
+            return {}
+        return self._run("checkpoint", lambda db: self.wal.step(db.conn), {}, write=False) or {}
 
     def _fail(self, exc, condition: str | None = None, *, what: str = "open") -> None:
         condition = condition or condition_of(exc)
@@ -271,48 +360,32 @@ class Store(CacheMixin, JournalMixin, OutboxMixin):
             was, self.degraded = self.degraded, None
             self._logged.clear()
         if was is not None:
-            log.warning("store: working again (was: %s)", was)
+            log.info(
+                "store: working again (was: %s; %d cache writes skipped so far)", was, self.skipped
+            )
             self.flush_memory()
 
     def status(self) -> str:
         """One line for ``hub doctor``: path, mode, schema, degraded condition, recovery."""
         mode = self.pragma("journal_mode")
-        parts = [f"{self.path} (journal_mode {mode}, schema {self.pragma('user_version')}"
-                 + (", read-only" if self.read_only else "") + ")"]
+        parts = [
+            f"{self.path} (journal_mode {mode}, schema {self.pragma('user_version')}"
+            + (", read-only" if self.read_only else "")
+            + ")"
+        ]
         if self.degraded:
             parts.append(f"degraded: {self.degraded}")
         recovered = self.recovered or self.kv_get("recovered")
         if recovered:
-            parts.append(f"recovered from damage: moved to {recovered['moved_to']} "
-                         f"({recovered['rows']})")
+            parts.append(
+                f"recovered from damage: moved to {recovered['moved_to']} ({recovered['rows']})"
+            )
+        if self.wal_set_aside:
+            parts.append(
+                f"WAL set aside at open: {self.wal_set_aside['reason']} (copy at "
+                f"{self.wal_set_aside['moved_to']})"
+            )
         return "; ".join(parts)
-
-
-def stored_timers(store: Store, records: list[dict] | None = None) -> list[dict]:
-    """The ``timers`` table, the only SQL for timers: with ``records``, replace its rows by
-    them (one transaction); return the rows stored (JSON records of
-    :meth:`hub.act.timers.Timers.records`). Never raises: a failed write is logged once (the
-    store's condition) and the timers stay in memory (``records`` is returned)."""
-    def replace(db):
-        conn = db.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute("DELETE FROM timers")
-            conn.executemany("INSERT INTO timers (id, record, at) VALUES (?, ?, ?)",
-                             [(r["id"], json.dumps(r), time.time()) for r in records])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return True
-
-    if records is not None and not store._run("timers", replace, False):
-        return records
-    rows = store._run("timers read", lambda db: db.conn.execute(
-        "SELECT record FROM timers ORDER BY at, id").fetchall(), None, write=False)
-    if rows is None:
-        return [] if records is None else records
-    return [json.loads(row[0]) for row in rows]
 
 
 def open_store(path: str | Path | None, settings=None, *, background: bool = False) -> Store:

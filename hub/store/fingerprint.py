@@ -34,24 +34,26 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from itertools import pairwise
 
 import numpy as np
 
-RATE = 16000
-FRAME, HOP = 400, 320          # 25 ms frames every 20 ms
-N_MELS, DIM = 32, 8            # c1..c8 kept (c0, the level, is dropped)
-WARPS = (1.0, 0.95, 1.05)      # query filterbank warps; WARPS[0] (none) is what is stored
-SEGMENTS = 6                   # time segments of the compact vector
-BANDS, BITS = 16, 10           # LSH: 16 bands of 10 hyperplane bits
-WINDOW = 12                    # DTW path steps (about 240 ms) of the local similarity
-TRIM_DB = 35.0                 # frames this far below the loudest are silence at the ends
-EDGE = 5                       # frames at each end that show the background noise
-QUIET_EDGE_DB = 12.0           # an edge this far below the loudest frame is background
-NOISE_MARGIN_DB = 0.5          # speech frames are this much above the background
-FLOOR = 10 ** (-25 / 10)       # mel energies 25 dB below the loudest are one floor
-MIN_FRAMES = 8                 # shorter speech (160 ms) gets no fingerprint
-BLOCK = 32                     # query frames per matrix product (see _cosines)
-_PAD_COST = 4.0                # DTW cost of the padding after a shorter candidate (above 2)
+from hub.audio.format import RATE
+
+FRAME, HOP = 400, 320  # 25 ms frames every 20 ms
+N_MELS, DIM = 32, 8  # c1..c8 kept (c0, the level, is dropped)
+WARPS = (1.0, 0.95, 1.05)  # query filterbank warps; WARPS[0] (none) is what is stored
+SEGMENTS = 6  # time segments of the compact vector
+BANDS, BITS = 16, 10  # LSH: 16 bands of 10 hyperplane bits
+WINDOW = 12  # DTW path steps (about 240 ms) of the local similarity
+TRIM_DB = 35.0  # frames this far below the loudest are silence at the ends
+EDGE = 5  # frames at each end that show the background noise
+QUIET_EDGE_DB = 12.0  # an edge this far below the loudest frame is background
+NOISE_MARGIN_DB = 0.5  # speech frames are this much above the background
+FLOOR = 10 ** (-25 / 10)  # mel energies 25 dB below the loudest are one floor
+MIN_FRAMES = 8  # shorter speech (160 ms) gets no fingerprint
+BLOCK = 32  # query frames per matrix product (see _cosines)
+_PAD_COST = 4.0  # DTW cost of the padding after a shorter candidate (above 2)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class Fingerprint:
 def _mel_filters(warp: float = 1.0) -> np.ndarray:
     """``(N_MELS, FRAME//2+1)`` triangular mel filters, 60 Hz..7.6 kHz (HTK mel scale), their
     edges multiplied by ``warp``."""
+
     def mel(f):
         return 2595.0 * np.log10(1.0 + f / 700.0)
 
@@ -105,11 +108,15 @@ def _mel_filters(warp: float = 1.0) -> np.ndarray:
     return np.maximum(0.0, np.minimum(up, down)).astype(np.float32)
 
 
-_MELS = np.stack([_mel_filters(w) for w in WARPS])          # (w, N_MELS, bins)
-_DCT = np.cos(np.pi / N_MELS * (np.arange(N_MELS)[None, :] + 0.5)
-              * np.arange(1, DIM + 1)[:, None]).astype(np.float32)  # (DIM, N_MELS)
-_PLANES = np.random.default_rng(20260801).standard_normal(
-    (BANDS * BITS, SEGMENTS * DIM)).astype(np.float32)
+_MELS = np.stack([_mel_filters(w) for w in WARPS])  # (w, N_MELS, bins)
+_DCT = np.cos(
+    np.pi / N_MELS * (np.arange(N_MELS)[None, :] + 0.5) * np.arange(1, DIM + 1)[:, None]
+).astype(np.float32)  # (DIM, N_MELS)
+_PLANES = (
+    np.random.default_rng(20260801)
+    .standard_normal((BANDS * BITS, SEGMENTS * DIM))
+    .astype(np.float32)
+)
 _WINDOW_FN = np.hamming(FRAME).astype(np.float32)
 _WEIGHTS = 1 << np.arange(BITS)
 
@@ -154,8 +161,9 @@ def compute(samples, query: bool = True) -> Fingerprint | None:
         return None
     mels = _MELS if query else _MELS[:1]
     readings = [r for a, b in spans for r in _readings(power[a:b], mels)]
-    return Fingerprint(tuple(f for f, _ in readings), np.stack([v for _, v in readings]),
-                       digest(samples))
+    return Fingerprint(
+        tuple(f for f, _ in readings), np.stack([v for _, v in readings]), digest(samples)
+    )
 
 
 def _span(keep: np.ndarray) -> tuple[int, int]:
@@ -165,15 +173,16 @@ def _span(keep: np.ndarray) -> tuple[int, int]:
 
 def _readings(power: np.ndarray, mels: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(frames, vector)`` of the power spectra ``(n, bins)`` through each filterbank."""
-    mel = np.einsum("tf,wmf->wtm", power, mels)                 # (w, n, N_MELS)
+    mel = np.einsum("tf,wmf->wtm", power, mels)  # (w, n, N_MELS)
     logmel = np.log(np.maximum(mel, mel.max(axis=(1, 2), keepdims=True) * FLOOR) + 1e-6)
-    ceps = logmel @ _DCT.T                                      # (w, n, DIM)
+    ceps = logmel @ _DCT.T  # (w, n, DIM)
     ceps -= ceps.mean(axis=1, keepdims=True)
     bounds = np.linspace(0, ceps.shape[1], SEGMENTS + 1).astype(int)
-    vectors = np.stack([ceps[:, a:b].mean(axis=1) for a, b in zip(bounds[:-1], bounds[1:])],
-                       axis=1).reshape(len(mels), -1)
+    vectors = np.stack([ceps[:, a:b].mean(axis=1) for a, b in pairwise(bounds)], axis=1).reshape(
+        len(mels), -1
+    )
     frames, vectors = _unit(ceps).astype(np.float32), _unit(vectors).astype(np.float32)
-    return list(zip(frames, vectors))
+    return list(zip(frames, vectors, strict=True))
 
 
 def _above_noise(energy_db: np.ndarray) -> np.ndarray:
@@ -208,7 +217,7 @@ def dtw_accumulate(cost: np.ndarray) -> np.ndarray:
     k, n, m = cost.shape
     acc = np.empty_like(cost)
     sums = np.cumsum(cost, axis=2)
-    rest = cost - sums                      # cost[i] - S[i], for every row at once
+    rest = cost - sums  # cost[i] - S[i], for every row at once
     acc[:, 0] = sums[:, 0]
     for i in range(1, n):
         prev, row = acc[:, i - 1], acc[:, i]
@@ -235,11 +244,11 @@ def _path_costs(acc: np.ndarray, cost: np.ndarray) -> np.ndarray:
             j -= 1
         path_i.append(i)
         path_j.append(j)
-    path_i += range(i - 1, -1, -1)   # then along the first column or row to (0, 0)
+    path_i += range(i - 1, -1, -1)  # then along the first column or row to (0, 0)
     path_j += [0] * i
     path_i += [0] * j
     path_j += range(j - 1, -1, -1)
-    return cost[path_i, path_j]     # end to start (a window's mean does not mind)
+    return cost[path_i, path_j]  # end to start (a window's mean does not mind)
 
 
 def _window_similarity(costs: np.ndarray) -> float:
@@ -256,7 +265,7 @@ def _cosines(q: np.ndarray, r: np.ndarray) -> np.ndarray:
     out = np.empty((q.shape[0], q.shape[1], r.shape[1]), dtype=np.float32)
     rt = r.transpose(0, 2, 1)
     for start in range(0, q.shape[1], BLOCK):
-        np.matmul(q[:, start:start + BLOCK], rt, out=out[:, start:start + BLOCK])
+        np.matmul(q[:, start : start + BLOCK], rt, out=out[:, start : start + BLOCK])
     return out
 
 
@@ -269,8 +278,10 @@ def similarities(query: Fingerprint, stored: list[Fingerprint]) -> list[float]:
     0.0 for an utterance more than twice as long or short.
     """
     picked = np.argmax(np.stack([s.vector for s in stored]) @ query.vectors.T, axis=1)
-    pairs = [(i, query.frames[int(v)], s.frames[0]) for i, (v, s) in
-             enumerate(zip(picked, stored))]
+    pairs = [
+        (i, query.frames[int(v)], s.frames[0])
+        for i, (v, s) in enumerate(zip(picked, stored, strict=True))
+    ]
     pairs = [p for p in pairs if max(len(p[1]), len(p[2])) <= 2 * min(len(p[1]), len(p[2]))]
     out = [0.0] * len(stored)
     if not pairs:
@@ -279,10 +290,10 @@ def similarities(query: Fingerprint, stored: list[Fingerprint]) -> list[float]:
     q = np.zeros((len(pairs), rows, DIM), dtype=np.float32)
     r = np.zeros((len(pairs), cols, DIM), dtype=np.float32)
     for k, (_, a, b) in enumerate(pairs):
-        q[k, :len(a)], r[k, :len(b)] = a, b
-    cost = 1.0 - _cosines(q, r)                                 # (k, rows, cols)
+        q[k, : len(a)], r[k, : len(b)] = a, b
+    cost = 1.0 - _cosines(q, r)  # (k, rows, cols)
     for k, (_, a, b) in enumerate(pairs):
-        cost[k, len(a):], cost[k, :, len(b):] = _PAD_COST, _PAD_COST
+        cost[k, len(a) :], cost[k, :, len(b) :] = _PAD_COST, _PAD_COST
     acc = dtw_accumulate(cost)
     for k, (i, a, b) in enumerate(pairs):
         n, m = len(a), len(b)
@@ -311,7 +322,10 @@ def unpack(frames: bytes, vector: bytes) -> Fingerprint:
 def context_key(settings) -> str:
     """A hash of what changes a transcript: the ASR settings (engine, model), the home's
     vocabulary (areas, entities) and the intent settings; 16 hex digits."""
-    parts = {"asr": asdict(settings.asr), "home": asdict(settings.home),
-             "intents": asdict(settings.intents)}
+    parts = {
+        "asr": asdict(settings.asr),
+        "home": asdict(settings.home),
+        "intents": asdict(settings.intents),
+    }
     blob = json.dumps(parts, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]

@@ -25,11 +25,11 @@ class FingerprintIndex:
         self._clear()
 
     def _clear(self) -> None:
-        self._buckets: dict[tuple[str, int], list[int]] = {}   # rows of the matrix
-        self._arrays: dict[tuple[str, int], np.ndarray] = {}   # the same, read-only copies
+        self._buckets: dict[tuple[str, int], list[int]] = {}  # rows of the matrix
+        self._arrays: dict[tuple[str, int], np.ndarray] = {}  # the same, read-only copies
         self._digests: dict[tuple[str, str], int] = {}
-        self._rows: dict[int, int] = {}                         # id -> row
-        self._ids: list[int] = []                               # row -> id
+        self._rows: dict[int, int] = {}  # id -> row
+        self._ids: list[int] = []  # row -> id
         self._matrix = np.zeros((0, 0), dtype=np.float32)
 
     def _put(self, context: str, fid: int, vector: np.ndarray, digest: str | None) -> None:
@@ -48,7 +48,8 @@ class FingerprintIndex:
     def _load(self, db) -> None:
         self._clear()
         for fid, context, vector, digest in db.execute(
-                "SELECT id, context, vector, digest FROM fingerprints"):
+            "SELECT id, context, vector, digest FROM fingerprints"
+        ):
             self._put(context, fid, np.frombuffer(vector, dtype=np.float32), digest)
         for context, band, fid in db.execute("SELECT context, band_hash, fp_id FROM fp_bands"):
             if fid in self._rows:

@@ -12,6 +12,12 @@ import json
 MEMORY_ROWS = 2000
 """Journal rows and breaker events kept in memory at most while the file cannot be written."""
 
+JOURNAL_SQL = "INSERT INTO journal (at, trace) VALUES (?, ?)"
+BREAKER_SQL = (
+    "INSERT INTO breaker_events (at, breaker, from_state, to_state) "
+    "VALUES (:at, :breaker, :from_state, :to_state)"
+)
+
 
 def transaction(db, sql: str, rows: list) -> None:
     """``executemany(sql, rows)`` in one immediate transaction (all rows or none).
@@ -36,22 +42,30 @@ class JournalMixin:
     def journal(self, trace: dict) -> bool:
         """Append a turn's trace (JSON-able dict) to the journal; False if it is kept in memory."""
         row = (self.clock(), json.dumps(trace, default=str))
+        return self._write_held("_mem_journal", "journal", JOURNAL_SQL, [row])
 
-        def write(db):
-            transaction(db, "INSERT INTO journal (at, trace) VALUES (?, ?)",
-                                    [*self._mem_journal, row])
-            self._mem_journal.clear()
+    def _write_held(self, attr: str, what: str, sql: str, new: list) -> bool:
+        """Write the rows waiting in memory (list ``attr``) and ``new`` in one transaction;
+        on failure they all wait in memory again (oldest first, at most
+        :data:`MEMORY_ROWS`). The waiting rows are taken out of memory while they are
+        written, so two threads never write the same row twice (BC-18)."""
+        with self._lock:
+            held = getattr(self, attr)
+            rows, held[:] = [*held, *new], []
+        if not rows:
             return True
-
-        if self._run("journal", write, False):
+        if self._run(what, lambda db: transaction(db, sql, rows) or True, False):
             return True
-        self._mem_journal.append(row)
-        del self._mem_journal[:-MEMORY_ROWS]
+        with self._lock:
+            held = getattr(self, attr)
+            held[:0] = rows
+            del held[:-MEMORY_ROWS]
         return False
 
     def turns_since(self, since: float | None = None, limit: int | None = None) -> list[dict]:
         """Traces journaled at or after wall-clock ``since`` (None: all), newest first, with
         the ones still in memory; at most ``limit``."""
+
         def read(db):
             sql = "SELECT at, trace FROM journal WHERE at >= ? ORDER BY id DESC"
             args: list = [since if since is not None else float("-inf")]
@@ -70,60 +84,58 @@ class JournalMixin:
 
     def breaker_event(self, breaker: str, from_state: str, to_state: str) -> None:
         """Record a circuit-breaker transition (kept in memory while the file is unwritable)."""
-        row = {"at": self.clock(), "breaker": breaker, "from_state": from_state,
-               "to_state": to_state}
+        row = {
+            "at": self.clock(),
+            "breaker": breaker,
+            "from_state": from_state,
+            "to_state": to_state,
+        }
 
-        def write(db):
-            transaction(
-                db,
-                    "INSERT INTO breaker_events (at, breaker, from_state, to_state) "
-                    "VALUES (:at, :breaker, :from_state, :to_state)", [*self._mem_breakers, row])
-            self._mem_breakers.clear()
-            return True
-
-        if not self._run("breaker event", write, False):
-            self._mem_breakers.append(row)
-            del self._mem_breakers[:-MEMORY_ROWS]
+        self._write_held("_mem_breakers", "breaker event", BREAKER_SQL, [row])
 
     def breaker_events_since(self, since: float | None = None) -> list[dict]:
         """Breaker transitions at or after ``since``, oldest first (``at, breaker, from_state,
         to_state``)."""
+
         def read(db):
-            cur = db.execute("SELECT at, breaker, from_state, to_state FROM breaker_events "
-                             "WHERE at >= ? ORDER BY id", [since or float("-inf")])
-            return [dict(zip(("at", "breaker", "from_state", "to_state"), r)) for r in cur]
+            cur = db.execute(
+                "SELECT at, breaker, from_state, to_state FROM breaker_events "
+                "WHERE at >= ? ORDER BY id",
+                [since or float("-inf")],
+            )
+            keys = ("at", "breaker", "from_state", "to_state")
+            return [dict(zip(keys, r, strict=True)) for r in cur]
 
         rows = self._run("breaker read", read, [], write=False) or []
         return rows + [r for r in self._mem_breakers if since is None or r["at"] >= since]
 
     def kv_get(self, key: str):
         """The JSON value stored under ``key``, or None."""
-        row = self._run("kv", lambda db: db.execute("SELECT value FROM kv WHERE key = ?",
-                                                    [key]).fetchone(), write=False)
+        row = self._run(
+            "kv",
+            lambda db: db.execute("SELECT value FROM kv WHERE key = ?", [key]).fetchone(),
+            write=False,
+        )
         return json.loads(row[0]) if row else None
 
     def kv_set(self, key: str, value) -> bool:
         """Store a JSON-able ``value`` under ``key``; False if the write failed."""
-        return bool(self._run("kv", lambda db: db.execute(
-            "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)",
-            [key, json.dumps(value)]) and True, False))
+        return bool(
+            self._run(
+                "kv",
+                lambda db: (
+                    db.execute(
+                        "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)",
+                        [key, json.dumps(value)],
+                    )
+                    and True
+                ),
+                False,
+            )
+        )
 
     def flush_memory(self) -> None:
         """Write out what waited in memory (journal, breaker events, outbox) if it can now."""
-        if self._mem_journal:
-            def write(db):
-                transaction(db, "INSERT INTO journal (at, trace) VALUES (?, ?)",
-                                        list(self._mem_journal))
-                self._mem_journal.clear()
-                return True
-            self._run("journal", write, False)
-        if self._mem_breakers:
-            def write_events(db):
-                transaction(
-                db,
-                        "INSERT INTO breaker_events (at, breaker, from_state, to_state) "
-                        "VALUES (:at, :breaker, :from_state, :to_state)", self._mem_breakers)
-                self._mem_breakers.clear()
-                return True
-            self._run("breaker event", write_events, False)
+        self._write_held("_mem_journal", "journal", JOURNAL_SQL, [])
+        self._write_held("_mem_breakers", "breaker event", BREAKER_SQL, [])
         self.flush_outbox()

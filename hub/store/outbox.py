@@ -27,13 +27,20 @@ class OutboxMixin:
         """
         if key in self._mem_outbox:
             return False
-        row = {"idempotency_key": key, "action": json.dumps(action, default=str),
-               "status": "pending", "at": self.clock()}
+        row = {
+            "idempotency_key": key,
+            "action": json.dumps(action, default=str),
+            "status": "pending",
+            "at": self.clock(),
+        }
 
         def claim(db):
             try:
-                db.execute("INSERT INTO outbox (idempotency_key, action, status, at) "
-                           "VALUES (:idempotency_key, :action, :status, :at)", row)
+                db.execute(
+                    "INSERT INTO outbox (idempotency_key, action, status, at) "
+                    "VALUES (:idempotency_key, :action, :status, :at)",
+                    row,
+                )
                 return True
             except sqlite3.IntegrityError:
                 return False
@@ -50,19 +57,35 @@ class OutboxMixin:
         """``pending``, ``done`` or ``failed`` for ``key``, None if it was never claimed."""
         if key in self._mem_outbox:
             return self._mem_outbox[key]["status"]
-        row = self._run("outbox read", lambda db: db.execute(
-            "SELECT status FROM outbox WHERE idempotency_key = ?", [key]).fetchone(),
-            write=False)
+        row = self._run(
+            "outbox read",
+            lambda db: db.execute(
+                "SELECT status FROM outbox WHERE idempotency_key = ?", [key]
+            ).fetchone(),
+            write=False,
+        )
         return row[0] if row else None
 
     def outbox_pending(self) -> list[tuple[str, str]]:
         """``[(key, action JSON)]`` of the rows still ``pending`` (or an older ``failed``),
         oldest first, the file's and those kept in memory; never raises."""
-        rows = self._run("outbox read", lambda db: db.execute(
-            "SELECT idempotency_key, action FROM outbox WHERE status IN ('pending', 'failed') "
-            "ORDER BY at").fetchall(), [], write=False) or []
-        mem = [(k, r["action"]) for k, r in self._mem_outbox.items()
-               if r["status"] in ("pending", "failed")]
+        rows = (
+            self._run(
+                "outbox read",
+                lambda db: db.execute(
+                    "SELECT idempotency_key, action FROM outbox "
+                    "WHERE status IN ('pending', 'failed') ORDER BY at"
+                ).fetchall(),
+                [],
+                write=False,
+            )
+            or []
+        )
+        mem = [
+            (k, r["action"])
+            for k, r in self._mem_outbox.items()
+            if r["status"] in ("pending", "failed")
+        ]
         seen = {k for k, _ in rows}
         return [tuple(r) for r in rows] + [r for r in mem if r[0] not in seen]
 
@@ -72,12 +95,18 @@ class OutboxMixin:
             self._mem_outbox[key]["status"] = status
             self.flush_outbox()
             return
-        ok = self._run("outbox", lambda db: db.execute(
-            "UPDATE outbox SET status = ? WHERE idempotency_key = ?", [status, key]) and True,
-            False)
+        ok = self._run(
+            "outbox",
+            lambda db: (
+                db.execute("UPDATE outbox SET status = ? WHERE idempotency_key = ?", [status, key])
+                and True
+            ),
+            False,
+        )
         if not ok:
-            self._remember({"idempotency_key": key, "action": "{}", "status": status,
-                            "at": self.clock()})
+            self._remember(
+                {"idempotency_key": key, "action": "{}", "status": status, "at": self.clock()}
+            )
 
     def _remember(self, row: dict) -> None:
         self._mem_outbox[row["idempotency_key"]] = row
@@ -88,16 +117,22 @@ class OutboxMixin:
         """Write the outbox rows kept in memory to the file, if it can be written now."""
         if not self._mem_outbox:
             return
-        rows = list(self._mem_outbox.values())
+        with self._lock:
+            rows = [dict(r) for r in self._mem_outbox.values()]
 
         def write(db):
             transaction(
                 db,
-                    "INSERT INTO outbox (idempotency_key, action, status, at) "
-                    "VALUES (:idempotency_key, :action, :status, :at) "
-                    "ON CONFLICT(idempotency_key) DO UPDATE SET status = excluded.status", rows)
-            for r in rows:
-                self._mem_outbox.pop(r["idempotency_key"], None)
+                "INSERT INTO outbox (idempotency_key, action, status, at) "
+                "VALUES (:idempotency_key, :action, :status, :at) "
+                "ON CONFLICT(idempotency_key) DO UPDATE SET status = excluded.status",
+                rows,
+            )
+            with self._lock:  # a status changed meanwhile stays in memory for the next flush
+                for r in rows:
+                    held = self._mem_outbox.get(r["idempotency_key"])
+                    if held is not None and held["status"] == r["status"]:
+                        self._mem_outbox.pop(r["idempotency_key"], None)
             return True
 
         self._run("outbox", write, False)

@@ -2,14 +2,16 @@
 
 The check is ``PRAGMA quick_check`` bounded in time by a progress handler: a check that runs
 out of time counts as passed (the file opened; a damaged page found later only degrades the
-store, see :class:`hub.store.db.Store`). The salvage reads the outbox, journal, breaker
-events, timers and the key-value rows row by row, forwards and then backwards, so rows on
+store, see :class:`hub.store.db.Store`). The salvage reads every table that holds
+user data (:data:`SALVAGED`: outbox, journal, breaker events, timers, alarms and reminders,
+and the key-value rows, which hold the lists) row by row, forwards and then backwards, so rows on
 both sides of a bad page are kept (the method of TerrariumPI #173: dump the readable rows into
 a new file). The moved-aside file is kept, and the one ERROR line names it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -17,11 +19,23 @@ import time
 CHECK_BUDGET_S = 2.0
 """Longest the start-up ``quick_check`` may run."""
 
-SALVAGED = {"outbox": "idempotency_key", "journal": "id", "breaker_events": "id",
-            "timers": "id", "kv": "key"}
+SALVAGED = {
+    "outbox": "idempotency_key",
+    "journal": "id",
+    "breaker_events": "id",
+    "timers": "id",
+    "alerts": "id",
+    "kv": "key",
+}
 """Tables whose rows are copied from a damaged file, with their keys: ``timers`` holds the
-running timers and delayed commands (BC-27), ``kv`` the install id that names the MQTT client
-and its discovery topics (BC-29, BC-31) and the published discovery topics."""
+running timers and delayed commands (BC-27), ``alerts`` the alarms and reminders (schema v4,
+BC-47), ``kv`` the to-do and shopping lists (``list:<name>``), the install id that names the
+MQTT client and its discovery topics (BC-29, BC-31) and the published discovery topics."""
+
+REBUILT = frozenset({"fingerprints", "fp_bands", "responses"})
+"""Tables of the schema that are caches, made again from use: not salvaged (a fresh store
+starts with them empty). Every table of :mod:`hub.store.schema` is in exactly one of
+:data:`SALVAGED` and this set (tests/store/test_store_damage.py checks it)."""
 
 
 def is_damaged(path: str, budget_s: float = CHECK_BUDGET_S) -> str | None:
@@ -60,14 +74,29 @@ def brief(messages) -> str:
     SQLite returns them as rows, one of which may hold many problems separated by newlines,
     after a ``*** in database main ***`` header; the header is not a problem.
     """
-    problems = [line.strip() for m in messages for line in str(m).splitlines()
-                if line.strip() and not line.startswith("***")]
+    problems = [
+        line.strip()
+        for m in messages
+        for line in str(m).splitlines()
+        if line.strip() and not line.startswith("***")
+    ]
     if not problems:
         return "failed its integrity check"
     first = problems[0]
     if len(first) > MAX_PROBLEM_CHARS:
-        first = first[:MAX_PROBLEM_CHARS - 3] + "..."
+        first = first[: MAX_PROBLEM_CHARS - 3] + "..."
     return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more)"
+
+
+def corrupt_name(path: str, now: float) -> str:
+    """A free name ``<path>.corrupt-<YYYYmmdd-HHMMSS>[-n]`` (UTC) for a set-aside copy."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
+    target = f"{path}.corrupt-{stamp}"
+    n = 1
+    while os.path.exists(target):
+        n += 1
+        target = f"{path}.corrupt-{stamp}-{n}"
+    return target
 
 
 def move_aside(path: str, now: float) -> str:
@@ -78,12 +107,7 @@ def move_aside(path: str, now: float) -> str:
     """
     if not os.path.isfile(path) or os.path.islink(path):
         raise IsADirectoryError(f"{path} is not a regular file; not moved aside")
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(now))
-    target = f"{path}.corrupt-{stamp}"
-    n = 1
-    while os.path.exists(target):
-        n += 1
-        target = f"{path}.corrupt-{stamp}-{n}"
+    target = corrupt_name(path, now)
     os.replace(path, target)
     for suffix in ("-wal", "-shm"):
         if os.path.exists(path + suffix):
@@ -97,7 +121,7 @@ def _rows(conn: sqlite3.Connection, table: str, order: str) -> list[dict]:
         cur = conn.execute(f"SELECT * FROM {table} ORDER BY rowid {order}")
         names = [d[0] for d in cur.description]
         for row in cur:
-            out.append(dict(zip(names, row)))
+            out.append(dict(zip(names, row, strict=True)))
     except sqlite3.Error:
         pass
     return out
@@ -137,14 +161,48 @@ def restore(conn: sqlite3.Connection, saved: dict) -> None:
                 continue
             cols = ", ".join(row)
             marks = ", ".join("?" for _ in row)
-            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})",
-                         list(row.values()))
+            conn.execute(
+                f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", list(row.values())
+            )
 
 
-def summary(saved: dict) -> str:
-    """``outbox 3 saved, 0 lost; journal 120 saved, ? lost; ...`` for the one ERROR line."""
+def summary(saved: dict, known: dict | None = None) -> str:
+    """``outbox 3 saved, 0 lost; journal 120 saved, ? lost; ...`` for the one ERROR line; a
+    count the damaged file no longer gives is taken from ``known`` (:func:`known_counts`),
+    else it is ``?``."""
     parts = []
     for table, (rows, count) in saved.items():
-        lost = "?" if count is None else str(max(0, count - len(rows)))
+        last = (known or {}).get(table)
+        if isinstance(last, int):
+            count = last if count is None else max(count, last)
+        lost = "?" if not isinstance(count, int) else str(max(0, count - len(rows)))
         parts.append(f"{table} {len(rows)} saved, {lost} lost")
     return "; ".join(parts)
+
+
+COUNTS_SUFFIX = ".rows"
+"""Beside the store, ``<db>.rows``: its last known row counts of :data:`SALVAGED` (JSON),
+written when a connection closes and after maintenance, so a file found empty or too damaged
+to count can still be reported with how many rows it held."""
+
+
+def write_counts(path: str, conn: sqlite3.Connection, now: float) -> None:
+    """Record the row counts of :data:`COUNTS_SUFFIX` (atomic rename); never raises."""
+    try:
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in SALVAGED}
+        tmp = f"{path}{COUNTS_SUFFIX}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({**counts, "at": now}, f)
+        os.replace(tmp, path + COUNTS_SUFFIX)
+    except (sqlite3.Error, OSError, TypeError):
+        pass
+
+
+def known_counts(path: str) -> dict:
+    """The last counts :func:`write_counts` recorded for ``path`` (``{}`` when none)."""
+    try:
+        with open(path + COUNTS_SUFFIX, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+
+from hub.store import recover
 
 log = logging.getLogger("hub.store.retention")
 
@@ -29,8 +32,7 @@ def _write_uses(store, conn) -> None:
     touched, store._touched = store._touched, {}
     for (table, key), at in touched.items():
         column = "id" if table == "fingerprints" else "key"
-        conn.execute(f"UPDATE {table} SET used_at = max(used_at, ?) WHERE {column} = ?",
-                     [at, key])
+        conn.execute(f"UPDATE {table} SET used_at = max(used_at, ?) WHERE {column} = ?", [at, key])
 
 
 def _evict(store, conn, cap: int) -> int:
@@ -41,7 +43,8 @@ def _evict(store, conn, cap: int) -> int:
         rows = conn.execute(
             "SELECT 'fingerprints', id, size, used_at FROM fingerprints UNION ALL "
             "SELECT 'responses', key, size, used_at FROM responses WHERE key NOT LIKE 'canned:%' "
-            f"ORDER BY used_at LIMIT {BATCH}").fetchall()
+            f"ORDER BY used_at LIMIT {BATCH}"
+        ).fetchall()
         if not rows:
             return evicted
         conn.execute("BEGIN IMMEDIATE")
@@ -71,33 +74,53 @@ def prune(store) -> dict:
         conn = db.conn
         _write_uses(store, conn)
         out = {
-            "journal": _delete_batches(conn, "DELETE FROM journal WHERE id IN (SELECT id FROM "
-                                       "journal WHERE at < ?", [cutoff]),
-            "breaker_events": _delete_batches(conn, "DELETE FROM breaker_events WHERE id IN "
-                                              "(SELECT id FROM breaker_events WHERE at < ?",
-                                              [cutoff]),
-            "outbox": _delete_batches(conn, "DELETE FROM outbox WHERE idempotency_key IN "
-                                      "(SELECT idempotency_key FROM outbox WHERE at < ? AND "
-                                      "status != 'pending'", [cutoff]),
+            "journal": _delete_batches(
+                conn,
+                "DELETE FROM journal WHERE id IN (SELECT id FROM journal WHERE at < ?",
+                [cutoff],
+            ),
+            "breaker_events": _delete_batches(
+                conn,
+                "DELETE FROM breaker_events WHERE id IN "
+                "(SELECT id FROM breaker_events WHERE at < ?",
+                [cutoff],
+            ),
+            "outbox": _delete_batches(
+                conn,
+                "DELETE FROM outbox WHERE idempotency_key IN "
+                "(SELECT idempotency_key FROM outbox WHERE at < ? AND "
+                "status != 'pending'",
+                [cutoff],
+            ),
             "evicted": _evict(store, conn, int(cfg.cache_mb * 1024 * 1024)),
         }
         conn.execute("PRAGMA incremental_vacuum")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        recover.write_counts(store.path, conn, store.clock())
         return out
 
     store.flush_memory()
     return store._run("prune", work, {}) or {}
 
 
-def start_background(store) -> threading.Thread:
-    """A daemon thread that runs :func:`prune` now and then every ``maintenance_s``."""
+def start_background(store, clock=time.monotonic) -> threading.Thread:
+    """A daemon thread that runs :func:`prune` now and then every ``maintenance_s``, and
+    :meth:`hub.store.db.Store.wal_step` every ``wal_check_s`` or as soon as a write saw the
+    WAL over its limit (``store.wal_due``)."""
+
     def loop():
+        next_prune = clock()
         while True:
             try:
-                prune(store)
-            except Exception as exc:  # noqa: BLE001 - maintenance must never end the hub
+                if clock() >= next_prune:
+                    prune(store)
+                    next_prune = clock() + store.settings.maintenance_s
+                store.wal_step()
+            except Exception as exc:
                 log.warning("store: maintenance failed: %s", exc)
-            if store._stop.wait(store.settings.maintenance_s):
+            store.wal_due.wait(min(store.settings.wal_check_s, max(0.0, next_prune - clock())))
+            store.wal_due.clear()
+            if store._stop.is_set():
                 store.close()
                 return
 

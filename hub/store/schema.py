@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 3
+VERSION = 4
 """The schema version this code writes."""
 
 _V1 = """
@@ -34,8 +34,11 @@ CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, rate INTEGER, pcm BL
 CREATE INDEX IF NOT EXISTS responses_used ON responses(used_at);
 """
 
-_KEPT_COLUMNS = {"journal": {"at": "REAL"}, "outbox": {"at": "REAL", "status": "TEXT"},
-                 "breaker_events": {"at": "REAL"}}
+_KEPT_COLUMNS = {
+    "journal": {"at": "REAL"},
+    "outbox": {"at": "REAL", "status": "TEXT"},
+    "breaker_events": {"at": "REAL"},
+}
 
 
 def _to_v1(conn: sqlite3.Connection) -> None:
@@ -70,7 +73,17 @@ def _to_v3(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE fingerprints ADD COLUMN digest TEXT")
 
 
-MIGRATIONS = [_to_v1, _to_v2, _to_v3]
+def _to_v4(conn: sqlite3.Connection) -> None:
+    """3 -> 4: the ``alerts`` table (alarms and reminders: wall time, IANA zone, next fire as
+    an aware UTC ISO instant, state; :mod:`hub.store.alerts`)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS alerts (id TEXT PRIMARY KEY, kind TEXT, label TEXT,"
+        " recurrence TEXT, wall TEXT, zone TEXT, next_fire TEXT, state TEXT,"
+        " target TEXT, record TEXT)"
+    )
+
+
+MIGRATIONS = [_to_v1, _to_v2, _to_v3, _to_v4]
 """``MIGRATIONS[n]`` migrates version ``n`` to ``n + 1``; ``len(MIGRATIONS) == VERSION``."""
 
 

@@ -30,13 +30,16 @@ def _config_path(model: str) -> Path:
     """
     path = Path(model).expanduser()
     if path.suffix not in (".json", ".tflite") or not path.with_suffix(".json").is_file():
-        raise ConfigError(f"wake.model: {model!r} is neither a built-in "
-                          f"({', '.join(BUILTINS)}) nor a microWakeWord .json/.tflite file")
+        raise ConfigError(
+            f"wake.model: {model!r} is neither a built-in "
+            f"({', '.join(BUILTINS)}) nor a microWakeWord .json/.tflite file"
+        )
     return path.with_suffix(".json")
 
 
 def _load(model: str):
     """Load the microWakeWord model named ``model`` (built-in name or path)."""
+    # lazy: the wake word models (TFLite) load only when wake detection runs
     from pymicro_wakeword import MicroWakeWord, Model
 
     if model in BUILTINS:
@@ -59,6 +62,7 @@ class WakeWord:
     """
 
     def __init__(self, model: str):
+        # lazy: the wake word models (TFLite) load only when wake detection runs
         from pymicro_wakeword import MicroWakeWordFeatures
 
         self.model = model

@@ -4,39 +4,61 @@ One utterance per connection, as Home Assistant sends it. Audio is fed into the 
 streaming recognizer (restricted to the home's vocabulary) as it arrives, on worker threads,
 so only the last segment is decoded after ``audio-stop``. Each utterance segment the engine
 closes while audio still arrives is sent at once as a ``transcript-chunk`` (after one
-``transcript-start``); then the final ``transcript`` and ``transcript-stop``. The final text
+``transcript-start``); then the final ``transcript`` and ``transcript-stop``. The hub ends the
+utterance by itself (issue 18), without waiting for ``audio-stop``, as soon as a closed segment
+(the recognizer's endpointer saw about 0.5 s of silence after speech) holds a sentence the
+home's rules match: a complete command is final (Kaldi's endpointing rule: a final state plus a
+short silence ends the utterance). Before that, the daemon's own endpointer
+(:func:`hub.audio.endpoint.live_endpointer`) runs over the same audio: its ``final`` rule
+(``[asr] final_silence_ms`` after a whole grammar sentence, the check started at
+``final_check_ms``) ends the utterance as in ``hub run``, the check's decode reused. Later
+audio and the ``audio-stop`` are then ignored. The final
+text
 is the recognizer's n-best alternative that the home's rules match, else the one sharing the
 most words with the client's ``transcript_names``/``transcript_terms`` (Wyoming 1.10), else its
-best guess (Rhasspy-style ranking; design.md, "Measured").
+best guess (Rhasspy-style ranking; design.md, "Measured"). Speech the grammar rejects is
+given to the open-vocabulary second pass (:mod:`hub.asr.second_pass`, with its
+speech-evidence gate), so a question outside the grammar reaches Home Assistant as text.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 
+import numpy as np
 from wyoming.asr import Transcribe, Transcript, TranscriptChunk, TranscriptStart, TranscriptStop
 from wyoming.audio import AudioChunk, AudioStart
 from wyoming.event import Event
 
+from hub.asr.base import AsrStream
+from hub.asr.second_pass import second_pass
+from hub.audio.endpoint import Endpointer, live_endpointer
+from hub.audio.format import BYTES_PER_SECOND
 from hub.errors import HubError
-from hub.wyoming.audio_in import To16k
+from hub.wyoming.audio_in import ChunkConverter, To16k
 
 log = logging.getLogger("hub.wyoming.asr")
+
+SECOND_PASS_S = 6.0
+"""Longest wait for the second pass of one ``transcribe`` (load included)."""
 
 
 def bias_words(transcribe: Transcribe | None) -> set[str]:
     """Lower-case words of the client's ``transcript_names`` and ``transcript_terms``."""
     words: set[str] = set()
-    for item in (getattr(transcribe, "transcript_names", None) or []) + \
-            (getattr(transcribe, "transcript_terms", None) or []):
+    for item in (getattr(transcribe, "transcript_names", None) or []) + (
+        getattr(transcribe, "transcript_terms", None) or []
+    ):
         if isinstance(item, str):
             words.update(item.lower().split())
     return words
 
 
-def choose_transcript(alternatives: Sequence[str], matches: Callable[[str], bool],
-                      bias: set[str]) -> str:
+def choose_transcript(
+    alternatives: Sequence[str], matches: Callable[[str], bool], bias: set[str]
+) -> str:
     """The alternative to report: the first the rules match, else the first with the most
     ``bias`` words (ties: recognizer order), else the first; "" when there is none."""
     texts = [a for a in alternatives if a and a.strip()]
@@ -59,37 +81,107 @@ class AsrSession:
         area: the conversation's area, for the rules' ranking.
     """
 
-    def __init__(self, hub, run, send: Callable[[Event], Awaitable[None]],
-                 transcribe: Transcribe | None = None, area: str | None = None):
+    def __init__(
+        self,
+        hub,
+        run,
+        send: Callable[[Event], Awaitable[None]],
+        transcribe: Transcribe | None = None,
+        area: str | None = None,
+    ):
         self.hub, self.run, self.send, self.area = hub, run, send, area
         self.transcribe = transcribe
         self.language = (transcribe.language if transcribe else None) or hub.settings.home.language
-        self.stream = None
-        self.converter: To16k | None = None
+        self.stream: AsrStream | None = None
+        self.converter = ChunkConverter()
+        """Each chunk converted by its own declared format (BC-45), not ``audio-start``'s."""
         self.started = False
         self.streamed: list[str] = []
         self.fed_s = 0.0
+        self.final: str | None = None
+        """The final text once the transcript was sent (by the endpoint or ``audio-stop``)."""
+        self.pcm = bytearray()  # the utterance at 16 kHz, for the second pass
+        self.engine = None
+        self.stream_fed = 0  # bytes of self.pcm fed to the stream
+        self.endpointer: Endpointer | None = None
+        """The daemon's endpointer (its ``final`` rule) over the same audio, until it ends."""
 
     async def audio_start(self, start: AudioStart) -> None:
-        """Open the recognizer stream for audio in ``start``'s format."""
-        self.converter = To16k(start.rate, start.width, start.channels)
-        engine = await self.run(self.hub.engines.asr)
+        """Open the recognizer stream (each chunk then says its own format).
+
+        Raises:
+            BadInputError: a format the hub cannot take.
+        """
+        To16k(start.rate, start.width, start.channels)  # a format the hub cannot take fails here
+        engine = self.engine = await self.run(self.hub.engines.asr)
         self.stream = await self.run(engine.stream)
+        if getattr(engine, "complete", None) is not None and self.hub.settings.asr.final_silence_ms:
+            self.endpointer = live_endpointer(self.hub.settings.asr, self.hub.engines, None)
 
     async def audio_chunk(self, chunk: AudioChunk) -> None:
-        """Feed one chunk; a segment the engine closed goes out as a ``transcript-chunk``."""
+        """Feed one chunk; a segment the engine closed goes out as a ``transcript-chunk``, and
+        a closed segment that completes a command the rules match ends the utterance."""
+        if self.final is not None:
+            return
         if self.stream is None:
-            await self.audio_start(AudioStart(rate=chunk.rate, width=chunk.width,
-                                              channels=chunk.channels))
-        pcm = self.converter.convert(chunk.audio)
-        self.fed_s += len(pcm) / 32000
+            await self.audio_start(
+                AudioStart(rate=chunk.rate, width=chunk.width, channels=chunk.channels)
+            )
+        stream = self.stream
+        assert stream is not None  # audio_start opened it
+        pcm = self.converter.convert(chunk.audio, chunk.rate, chunk.width, chunk.channels)
+        self.fed_s += len(pcm) / BYTES_PER_SECOND
         if not pcm:
             return
-        closed = len(getattr(self.stream, "segments", ()))
-        await self.run(self.stream.accept, pcm)
-        for segment in list(getattr(self.stream, "segments", ()))[closed:]:
+        self.pcm += pcm
+        if await self._endpoint(pcm) or self.endpointer is not None:
+            return  # decided by the endpointer, or the stream waits for its answer
+        closed = len(getattr(stream, "segments", ()))
+        await self.run(stream.accept, self._unfed())
+        for segment in list(getattr(stream, "segments", ()))[closed:]:
             if segment.text and not segment.rejected:  # closed segments are never revised
                 await self._stream_text(segment.text)
+                await self._maybe_final()
+
+    def _unfed(self) -> bytes:
+        """The utterance's audio not yet fed to the stream (all of it once the endpointer
+        ended without its ``final`` rule: the stream does not decode while the check does)."""
+        pcm, self.stream_fed = bytes(self.pcm[self.stream_fed :]), len(self.pcm)
+        return pcm
+
+    async def _endpoint(self, pcm: bytes) -> bool:
+        """Push ``pcm`` to the endpointer; when its ``final`` rule ended the utterance (a
+        whole grammar sentence, then a short silence), or its 500 ms rule did on a command the
+        rules match, send the final transcript of that audio (the check's decode, reused)
+        and return True."""
+        endpointer = self.endpointer
+        if endpointer is None or not await self.run(endpointer.push, np.frombuffer(pcm, "<i2")):
+            return False
+        self.endpointer = None
+        if endpointer.reason not in ("final", "silence") or self.engine is None:
+            return False  # the stream's own segments decide, as before
+        result = await self.run(self.engine.transcribe, endpointer.audio())  # the check's
+        text = await self.run(self._choose, result)
+        if not text or (endpointer.reason == "silence" and not await self._matches(text)):
+            return False  # a pause inside a command: the stream goes on with all the audio
+        log.info(
+            "end of speech (%s): %r; transcript sent before audio-stop", endpointer.reason, text
+        )
+        await self._finish(text)
+        return True
+
+    async def _matches(self, text: str) -> bool:
+        """True when the home's rules match ``text``."""
+        rules = await self.run(self.hub.engines.rules)
+        return await self.run(rules.recognize, text, self.area) is not None
+
+    async def _maybe_final(self) -> None:
+        """Send the final transcript now when what was heard is a command the rules match."""
+        said = " ".join(self.streamed)
+        if not await self._matches(said):
+            return
+        log.info("end of speech: %r is complete; transcript sent before audio-stop", said)
+        await self._finish(said)
 
     async def _stream_text(self, text: str) -> None:
         if not self.started:
@@ -100,12 +192,16 @@ class AsrSession:
         await self.send(TranscriptChunk(text=piece).event())
 
     async def audio_stop(self) -> str:
-        """Finish the utterance and send the final transcript; returns its text."""
+        """Finish the utterance and send the final transcript (unless it was sent already);
+        returns its text."""
+        if self.final is not None:
+            return self.final
         text = ""
         if self.stream is not None:
-            tail = self.converter.convert(b"", last=True)
-            if tail:
-                await self.run(self.stream.accept, tail)
+            self.pcm += self.converter.flush()
+            unfed = self._unfed()
+            if unfed:
+                await self.run(self.stream.accept, unfed)
             try:
                 result = await self.run(self.stream.finish)
                 text = await self.run(self._choose, result)
@@ -115,20 +211,46 @@ class AsrSession:
         return text
 
     def _choose(self, result) -> str:
-        """The final text of ``result`` (a :class:`hub.asr.Transcript`); rejected: ""."""
+        """The final text of ``result`` (a :class:`hub.asr.Transcript`); rejected: "" unless
+        the second pass heard it (:meth:`_second_pass`)."""
+        result = self._second_pass(result)
         if result.rejected or not result.text:
             return ""
         rules = self.hub.engines.rules()
-        return choose_transcript(result.alternatives or (result.text,),
-                                 lambda t: rules.recognize(t, self.area) is not None,
-                                 bias_words(self.transcribe))
+        return choose_transcript(
+            result.alternatives or (result.text,),
+            lambda t: rules.recognize(t, self.area) is not None,
+            bias_words(self.transcribe),
+        )
+
+    def _second_pass(self, result):
+        """``result``, or what the open-vocabulary second pass heard when the grammar rejected
+        the speech (:func:`hub.asr.second_pass.second_pass`: speech evidence required)."""
+        settings = self.hub.settings.asr
+        if not settings.second_pass or not result.rejected or not self.pcm:
+            return result
+        try:
+            engine = self.hub.engines.asr2()
+        except HubError as exc:
+            log.warning("second pass unavailable: %s", exc.message)
+            return result
+        samples = np.frombuffer(bytes(self.pcm[: len(self.pcm) // 2 * 2]), dtype="<i2")
+        decision = second_pass(
+            result,
+            samples,
+            engine,
+            min_speech_ms=settings.min_speech_ms,
+            deadline=time.monotonic() + SECOND_PASS_S,
+        )
+        return decision.transcript
 
     async def _finish(self, text: str) -> None:
+        self.final = text
         if not self.started:
             self.started = True
             await self.send(TranscriptStart(language=self.language).event())
         said = " ".join(self.streamed)
-        if text.startswith(said) and text[len(said):].strip():
-            await self.send(TranscriptChunk(text=text[len(said):] if said else text).event())
+        if text.startswith(said) and text[len(said) :].strip():
+            await self.send(TranscriptChunk(text=text[len(said) :] if said else text).event())
         await self.send(Transcript(text=text, language=self.language).event())
         await self.send(TranscriptStop().event())

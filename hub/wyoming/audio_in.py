@@ -4,13 +4,22 @@ Wyoming audio chunks carry their own ``rate``, ``width`` and ``channels``. Chunk
 one by one, so resampling uses libsoxr's streaming resampler (``soxr.ResampleStream``, "HQ"),
 which keeps its filter state across chunks; a partial frame at a chunk's end is kept for the
 next one. 16 kHz mono 16-bit input (what Home Assistant sends) passes through untouched.
+
+:class:`ChunkConverter` converts each chunk by its own declared format (BC-45): a client or
+satellite may label chunks differently from its ``audio-start``, or switch format mid-stream.
+It keeps one :class:`To16k` for the current format and replaces it (flushing the old one's
+resampler tail) when a chunk declares another; a partial frame (odd byte count) is carried
+into the next chunk of the same format, so nothing is dropped mid-stream. The Wyoming ASR
+server and the satellite links both use it.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import soxr
 
-from hub.audio.pcm import TARGET_RATE, to_int16
+from hub.audio.format import RATE
+from hub.audio.pcm import to_int16
 from hub.errors import BadInputError
 
 
@@ -32,16 +41,13 @@ class To16k:
         self.rate, self.width, self.channels = rate, width, channels
         self._rest = b""
         self._stream = None
-        if rate != TARGET_RATE:
-            import soxr
-
-            self._stream = soxr.ResampleStream(rate, TARGET_RATE, 1, dtype="float32",
-                                               quality="HQ")
+        if rate != RATE:
+            self._stream = soxr.ResampleStream(rate, RATE, 1, dtype="float32", quality="HQ")
 
     @property
     def passthrough(self) -> bool:
         """True when the input already is 16 kHz mono int16."""
-        return self.rate == TARGET_RATE and self.width == 2 and self.channels == 1
+        return self.rate == RATE and self.width == 2 and self.channels == 1
 
     def convert(self, audio: bytes, last: bool = False) -> bytes:
         """int16 LE mono 16 kHz bytes for ``audio`` (``last``: flush the resampler)."""
@@ -54,8 +60,40 @@ class To16k:
         if self.width == 1:
             x = (np.frombuffer(data, np.uint8).astype(np.float32) - 128.0) / 128.0
         else:
-            x = np.frombuffer(data, f"<i{self.width}").astype(np.float32) / 2.0 ** (8 * self.width - 1)
+            scale = 2.0 ** (8 * self.width - 1)
+            x = np.frombuffer(data, f"<i{self.width}").astype(np.float32) / scale
         mono = x.reshape(-1, self.channels).mean(axis=1)
         if self._stream is not None:
             mono = self._stream.resample_chunk(np.ascontiguousarray(mono, np.float32), last=last)
         return to_int16(mono).tobytes()
+
+
+class ChunkConverter:
+    """Converts one stream's chunks to int16 LE mono 16 kHz bytes.
+
+    Raises (from :meth:`convert`): :class:`hub.errors.BadInputError` for a format the hub
+    cannot take (rate outside 1-384 kHz, width not 1/2/4, channels outside 1-32).
+    """
+
+    def __init__(self) -> None:
+        self._fmt: tuple[int, int, int] | None = None
+        self._conv: To16k | None = None
+
+    def convert(self, audio: bytes, rate: int, width: int, channels: int) -> bytes:
+        """The 16 kHz mono int16 bytes of one chunk declared as ``rate``/``width``/``channels``."""
+        fmt = (rate, width, channels)
+        out, conv = b"", self._conv
+        if conv is None or fmt != self._fmt:
+            new = To16k(rate, width, channels)  # raises before the old one is flushed
+            if conv is not None:
+                out = conv.convert(b"", last=True)
+            conv, self._conv, self._fmt = new, new, fmt
+        return out + conv.convert(audio)
+
+    def flush(self) -> bytes:
+        """What the resampler still holds (end of the stream)."""
+        return self._conv.convert(b"", last=True) if self._conv is not None else b""
+
+    def samples(self, audio: bytes, rate: int, width: int, channels: int) -> np.ndarray:
+        """:meth:`convert` as an int16 numpy array."""
+        return np.frombuffer(self.convert(audio, rate, width, channels), np.int16)

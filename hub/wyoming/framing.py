@@ -45,11 +45,13 @@ async def _exactly(reader: asyncio.StreamReader, n: int, what: str) -> bytes:
     try:
         return await asyncio.wait_for(reader.readexactly(n), FRAME_TIMEOUT_S)
     except asyncio.IncompleteReadError as exc:
-        raise FrameError(f"connection closed inside a frame: {what} of {n} bytes, "
-                         f"got {len(exc.partial)}") from None
-    except asyncio.TimeoutError:
-        raise FrameError(f"{what} of {n} bytes not complete after {FRAME_TIMEOUT_S:.0f} s") \
-            from None
+        raise FrameError(
+            f"connection closed inside a frame: {what} of {n} bytes, got {len(exc.partial)}"
+        ) from None
+    except TimeoutError:
+        raise FrameError(
+            f"{what} of {n} bytes not complete after {FRAME_TIMEOUT_S:.0f} s"
+        ) from None
 
 
 def parse_header(line: bytes) -> dict:
@@ -71,12 +73,13 @@ def parse_header(line: bytes) -> dict:
     return header
 
 
-async def read_event(reader: asyncio.StreamReader, idle_timeout_s: float) -> Event | None:
+async def read_event(reader: asyncio.StreamReader, idle_timeout_s: float | None) -> Event | None:
     """The next event, or None when the peer closed the connection between frames.
 
     Args:
         reader: the connection's stream (limit :data:`LINE_LIMIT`).
-        idle_timeout_s: longest wait for a header line; then ``asyncio.TimeoutError``.
+        idle_timeout_s: longest wait for a header line; then ``asyncio.TimeoutError``
+            (None: no limit).
     Raises:
         FrameError: a malformed frame (the reason is the message).
         asyncio.TimeoutError: no header line within ``idle_timeout_s``.
@@ -105,8 +108,9 @@ async def read_event(reader: asyncio.StreamReader, idle_timeout_s: float) -> Eve
     return Event(type=header["type"], data=data, payload=payload)
 
 
-async def write_event(writer: asyncio.StreamWriter, event: Event,
-                      timeout_s: float = WRITE_TIMEOUT_S) -> None:
+async def write_event(
+    writer: asyncio.StreamWriter, event: Event, timeout_s: float = WRITE_TIMEOUT_S
+) -> None:
     """Write ``event`` and drain, within ``timeout_s``.
 
     Raises:

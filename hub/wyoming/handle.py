@@ -2,8 +2,14 @@
 -> ``intent``/``not-recognized`` with the rules alone (nothing is done).
 
 The conversation (pending confirmation of a sensitive action, area) is the one of the
-client's ``context`` (``conversation_id``, else ``satellite_id``/``device_id``), so a "yes"
-confirms only a question asked in the same conversation.
+client's ``context`` (``conversation_id``, else ``satellite_id``/``device_id``), else the
+connection's own (a new id per connection, dropped when it closes), so a "yes" confirms only a
+question asked in the same conversation.
+
+Text is guarded like ``hub ask``'s (:func:`hub.intents.utterance.text_problem`: at most
+:data:`~hub.intents.utterance.MAX_TEXT_CHARS` characters, no control characters): a text that
+is no utterance raises :class:`~hub.errors.BadInputError`, which the connection answers with
+an ``error`` event (code ``BadInputError``) and stays open; an empty one is ``not-handled``.
 """
 
 from __future__ import annotations
@@ -11,11 +17,9 @@ from __future__ import annotations
 from wyoming.handle import Handled, NotHandled
 from wyoming.intent import Entity, Intent, NotRecognized
 
-from hub.graph.nodes import ACT_FAILED, NOT_UNDERSTOOD
-from hub.intents.faq import PLACEHOLDER_TEXT
-
-MAX_TEXT_CHARS = 2000
-"""Longer transcripts are not run (``not-handled``)."""
+from hub.errors import BadInputError
+from hub.graph.answers import ACT_FAILED, NOT_UNDERSTOOD, PLACEHOLDER_TEXT
+from hub.intents.utterance import text_problem
 
 NOT_HANDLED_TEXTS = frozenset({NOT_UNDERSTOOD, PLACEHOLDER_TEXT, ACT_FAILED})
 """Answers that mean the request was not carried out."""
@@ -41,18 +45,43 @@ def answer_event(trace: dict, cid: str):
     return Handled(text=text, context=context).event()
 
 
+def checked(kind: str, text) -> str:
+    """``text`` stripped, when it is an utterance (see the module doc; "" stays "").
+
+    Raises:
+        BadInputError: not a string, too long, or with control characters; the message says
+            which (``"transcript is too long (2400 characters; at most 1000)"``).
+    """
+    if not isinstance(text, str):
+        raise BadInputError(f"{kind} has no text", node="wyoming")
+    problem = text_problem(text.strip())
+    if problem:
+        raise BadInputError(f"{kind} is {problem}", node="wyoming")
+    return text.strip()
+
+
 def handle_text(hub, text: str, context: dict | None, default_id: str):
-    """Run ``text`` as one turn (blocking; call on a worker thread); the answer event."""
+    """Run ``text`` as one turn (blocking; call on a worker thread); the answer event.
+
+    Raises:
+        BadInputError: ``text`` is no utterance (:func:`checked`).
+    """
     cid = conversation_id(context) or default_id
-    if not text.strip() or len(text) > MAX_TEXT_CHARS:
+    text = checked("transcript", text)
+    if not text:
         return NotHandled(text=NOT_UNDERSTOOD, context={"conversation_id": cid}).event()
     result = hub.answer_text(text, conversation=hub.conversation(cid))
     return answer_event(result.trace, cid)
 
 
 def recognize_text(hub, text: str, area: str | None = None):
-    """The rules' intent for ``text`` as an ``intent`` event, else ``not-recognized``."""
-    match = hub.engines.rules().recognize(text, area) if text.strip() else None
+    """The rules' intent for ``text`` as an ``intent`` event, else ``not-recognized``.
+
+    Raises:
+        BadInputError: ``text`` is no utterance (:func:`checked`).
+    """
+    text = checked("recognize", text)
+    match = hub.engines.rules().recognize(text, area) if text else None
     if match is None:
         return NotRecognized(text=NOT_UNDERSTOOD).event()
     entities = [Entity(name=k, value=v) for k, v in match.slots.items()]

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from functools import partial
 
 from wyoming.event import Event
 from wyoming.info import Describe
@@ -25,11 +28,23 @@ log = logging.getLogger("hub.wyoming")
 QUEUE_EVENTS = 256
 """Events queued for the worker before the reader stops reading (back-pressure)."""
 
-KNOWN = frozenset({
-    "transcribe", "audio-start", "audio-chunk", "audio-stop", "synthesize", "synthesize-start",
-    "synthesize-chunk", "synthesize-stop", "detect", "transcript", "recognize",
-    "select-program", "pong",
-})
+KNOWN = frozenset(
+    {
+        "transcribe",
+        "audio-start",
+        "audio-chunk",
+        "audio-stop",
+        "synthesize",
+        "synthesize-start",
+        "synthesize-chunk",
+        "synthesize-stop",
+        "detect",
+        "transcript",
+        "recognize",
+        "select-program",
+        "pong",
+    }
+)
 """Event types the worker handles (besides ``ping`` and ``describe``)."""
 
 
@@ -37,7 +52,8 @@ class UnknownEvents:
     """Counts ignored event types; logs the first and one summary of the rest."""
 
     def __init__(self, peer: str):
-        self.peer, self.first, self.suppressed = peer, None, 0
+        self.peer, self.suppressed = peer, 0
+        self.first: str | None = None
 
     def seen(self, event_type: str) -> None:
         if self.first is None:
@@ -58,16 +74,29 @@ class HubHandler(AsyncEventHandler):
     Args:
         server: the :class:`hub.wyoming.server.Context` (hub, info, executor, turn limit).
         reader, writer: the connection's streams.
+        read: where events come from: ``await read(idle_timeout_s)`` -> event or None at the
+            end (an :meth:`hub.wyoming.early.EventPump.next` that read ahead); default:
+            :func:`hub.wyoming.framing.read_event` on ``reader``.
     """
 
-    def __init__(self, server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+    def __init__(
+        self,
+        server,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        read: Callable[[float | None], Awaitable[Event | None]] | None = None,
+    ):
         super().__init__(reader, writer)
         self.server = server
+        self._read = read or partial(read_event, reader)
         self.peer = _peer(writer)
         self.unknown = UnknownEvents(self.peer)
         self._write_lock = asyncio.Lock()
         self._queue: asyncio.Queue = asyncio.Queue(QUEUE_EVENTS)
-        self.parts = Parts(server, self.write_event, default_id=f"wyoming-{id(self):x}")
+        self.default_id = f"wyoming-{uuid.uuid4().hex}"
+        """This connection's own conversation (never reused; dropped when it closes), for a
+        client whose context names none: its "yes" can confirm only its own question."""
+        self.parts = Parts(server, self.write_event, default_id=self.default_id)
 
     async def write_event(self, event: Event) -> None:
         """Write one event (serialized with the other writers of this connection)."""
@@ -96,6 +125,7 @@ class HubHandler(AsyncEventHandler):
             worker.cancel()
             await asyncio.gather(worker, return_exceptions=True)
             self.unknown.summary()
+            self.server.hub.conversations.drop(self.default_id)
             self.writer.close()
             self.server.connections.discard(asyncio.current_task())
 
@@ -103,7 +133,7 @@ class HubHandler(AsyncEventHandler):
         idle = self.server.idle_timeout_s
         try:
             while not worker.done():
-                event = await read_event(self.reader, idle)
+                event = await self._read(idle)
                 if event is None:
                     break
                 await self.handle_event(event)
@@ -113,7 +143,7 @@ class HubHandler(AsyncEventHandler):
             await asyncio.wait_for(asyncio.shield(worker), self.server.drain_timeout_s)
         except FrameError as exc:
             log.warning("%s: closing the connection: %s", self.peer, exc)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.info("%s: closing the connection: idle or not reading", self.peer)
         except (ConnectionError, OSError) as exc:
             log.info("%s: connection lost: %s", self.peer, exc)
@@ -122,13 +152,18 @@ class HubHandler(AsyncEventHandler):
         while (event := await self._queue.get()) is not None:
             try:
                 await self.parts.handle(event)
-            except (asyncio.TimeoutError, ConnectionError, OSError):
+            except (TimeoutError, ConnectionError, OSError):
                 log.info("%s: client stopped reading; closing", self.peer)
                 self.writer.close()
                 return
-            except Exception as exc:  # noqa: BLE001 - a bug in a part: this connection only
-                log.warning("%s: closing the connection: %s failed: %s: %s", self.peer,
-                            event.type, type(exc).__name__, exc)
+            except Exception as exc:
+                log.warning(
+                    "%s: closing the connection: %s failed: %s: %s",
+                    self.peer,
+                    event.type,
+                    type(exc).__name__,
+                    exc,
+                )
                 self.writer.close()
                 return
 

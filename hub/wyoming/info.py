@@ -11,9 +11,20 @@ import importlib.metadata
 import json
 from pathlib import Path
 
-from wyoming.info import (AsrModel, AsrProgram, Attribution, HandleModel, HandleProgram, Info,
-                          IntentModel, IntentProgram, TtsProgram, TtsVoice, WakeModel,
-                          WakeProgram)
+from wyoming.info import (
+    AsrModel,
+    AsrProgram,
+    Attribution,
+    HandleModel,
+    HandleProgram,
+    Info,
+    IntentModel,
+    IntentProgram,
+    TtsProgram,
+    TtsVoice,
+    WakeModel,
+    WakeProgram,
+)
 
 from hub import __version__
 
@@ -24,12 +35,22 @@ _ENGINES = {
     "pocketsphinx": ("CMU PocketSphinx", "https://github.com/cmusphinx/pocketsphinx"),
     "vosk": ("Alpha Cephei Vosk", "https://alphacephei.com/vosk/"),
 }
-_HUB = Attribution(name="Home Assistant intents (hassil) with the hub's graph",
-                   url="https://github.com/OHF-Voice/intents")
-_PIPER = Attribution(name="Piper (Open Home Foundation)", url="https://github.com/OHF-Voice/piper1-gpl")
-_MWW = Attribution(name="Kevin Ahrendt (microWakeWord)", url="https://github.com/kahrendt/microWakeWord")
-_PHRASES = {"okay_nabu": "okay nabu", "hey_jarvis": "hey jarvis", "hey_mycroft": "hey mycroft",
-            "alexa": "alexa"}
+_HUB = Attribution(
+    name="Home Assistant intents (hassil) with the hub's graph",
+    url="https://github.com/OHF-Voice/intents",
+)
+_PIPER = Attribution(
+    name="Piper (Open Home Foundation)", url="https://github.com/OHF-Voice/piper1-gpl"
+)
+_MWW = Attribution(
+    name="Kevin Ahrendt (microWakeWord)", url="https://github.com/kahrendt/microWakeWord"
+)
+_PHRASES = {
+    "okay_nabu": "okay nabu",
+    "hey_jarvis": "hey jarvis",
+    "hey_mycroft": "hey mycroft",
+    "alexa": "alexa",
+}
 
 
 def make(cls, **fields):
@@ -46,16 +67,42 @@ def _version(dist: str) -> str | None:
         return None
 
 
+def _artifact(cls, name: str, attribution: Attribution, description: str, version, **fields):
+    """An installed wyoming artifact ``cls`` (a program, model or voice) with its name,
+    attribution, description and version (a str or None); ``fields`` are its own (``models``,
+    ``languages``, ``supports_*``), left out where this ``wyoming`` lacks them (:func:`make`)."""
+    return make(
+        cls,
+        name=name,
+        attribution=attribution,
+        installed=True,
+        description=description,
+        version=version,
+        **fields,
+    )
+
+
 def asr_program(engine_name: str, language: str) -> AsrProgram:
     """The recognizer ``engine_name`` (``pocketsphinx``/``vosk``) as an ASR program."""
     who, url = _ENGINES.get(engine_name, (engine_name, ""))
     attribution = Attribution(name=who, url=url)
-    model = make(AsrModel, name=f"{engine_name}-{language}-home", attribution=attribution,
-                 installed=True, description=f"{who}, restricted to this home's vocabulary",
-                 version=_version(engine_name), languages=[language])
-    return make(AsrProgram, name=ASR_NAME, attribution=attribution, installed=True,
-                description="hub speech recognition (the home's names and commands)",
-                version=__version__, models=[model], supports_transcript_streaming=True)
+    model = _artifact(
+        AsrModel,
+        f"{engine_name}-{language}-home",
+        attribution,
+        f"{who}, restricted to this home's vocabulary",
+        _version(engine_name),
+        languages=[language],
+    )
+    return _artifact(
+        AsrProgram,
+        ASR_NAME,
+        attribution,
+        "hub speech recognition (the home's names and commands)",
+        __version__,
+        models=[model],
+        supports_transcript_streaming=True,
+    )
 
 
 def voice_info(model_path: Path) -> TtsVoice:
@@ -66,51 +113,73 @@ def voice_info(model_path: Path) -> TtsVoice:
     except (OSError, ValueError, AttributeError):
         code = "en_US"
     name = Path(model_path).stem
-    return make(TtsVoice, name=name, attribution=_PIPER, installed=True,
-                description=f"Piper voice {name}", version=None,
-                languages=[code.replace("-", "_"), code.split("_")[0].split("-")[0]])
+    languages = [code.replace("-", "_"), code.split("_")[0].split("-")[0]]
+    return _artifact(TtsVoice, name, _PIPER, f"Piper voice {name}", None, languages=languages)
 
 
 def tts_program(model_path: Path) -> TtsProgram:
     """Piper with the hub's voice, streaming synthesis supported."""
-    return make(TtsProgram, name=TTS_NAME, attribution=_PIPER, installed=True,
-                description="Piper speech, sentence by sentence",
-                version=_version("piper-tts"), voices=[voice_info(model_path)],
-                supports_synthesize_streaming=True)
+    return _artifact(
+        TtsProgram,
+        TTS_NAME,
+        _PIPER,
+        "Piper speech, sentence by sentence",
+        _version("piper-tts"),
+        voices=[voice_info(model_path)],
+        supports_synthesize_streaming=True,
+    )
 
 
 def wake_program(models: list[str]) -> WakeProgram:
     """The microWakeWord models ``models`` (built-in names or model paths)."""
-    items = [make(WakeModel, name=Path(m).stem, attribution=_MWW, installed=True,
-                  description=f"microWakeWord {Path(m).stem}", version=_version("pymicro-wakeword"),
-                  languages=["en"], phrase=_PHRASES.get(m, Path(m).stem.replace("_", " ")))
-             for m in models]
-    return make(WakeProgram, name=WAKE_NAME, attribution=_MWW, installed=True,
-                description="microWakeWord wake word detection (pymicro-wakeword)",
-                version=_version("pymicro-wakeword"), models=items)
+    version = _version("pymicro-wakeword")
+    items = [
+        _artifact(
+            WakeModel,
+            Path(m).stem,
+            _MWW,
+            f"microWakeWord {Path(m).stem}",
+            version,
+            languages=["en"],
+            phrase=_PHRASES.get(m, Path(m).stem.replace("_", " ")),
+        )
+        for m in models
+    ]
+    description = "microWakeWord wake word detection (pymicro-wakeword)"
+    return _artifact(WakeProgram, WAKE_NAME, _MWW, description, version, models=items)
+
+
+def _rules_program(cls, model_cls, model: tuple[str, str], description: str, language, **fields):
+    """The hub's rules as a program ``cls`` with one model ``model_cls`` named and described
+    by ``model``; ``fields``: the program's own."""
+    name, about = model
+    rules = _artifact(model_cls, name, _HUB, about, __version__, languages=[language])
+    return _artifact(cls, HANDLE_NAME, _HUB, description, __version__, models=[rules], **fields)
 
 
 def handle_program(language: str) -> HandleProgram:
     """The turn graph (Home Assistant intent rules, then the local LLM) as an agent."""
-    model = make(HandleModel, name="hub-rules-llm", attribution=_HUB, installed=True,
-                 description="Home Assistant intents (hassil) for this home, then a local LLM",
-                 version=__version__, languages=[language])
-    return make(HandleProgram, name=HANDLE_NAME, attribution=_HUB, installed=True,
-                description="hub conversation agent (acts on the home)", version=__version__,
-                models=[model], supports_home_control=True)
+    model = ("hub-rules-llm", "Home Assistant intents (hassil) for this home, then a local LLM")
+    description = "hub conversation agent (acts on the home)"
+    return _rules_program(
+        HandleProgram, HandleModel, model, description, language, supports_home_control=True
+    )
 
 
 def intent_program(language: str) -> IntentProgram:
     """The rules alone, recognizing without acting (``recognize`` -> ``intent``)."""
-    model = make(IntentModel, name="hub-rules", attribution=_HUB, installed=True,
-                 description="Home Assistant intents (hassil) for this home",
-                 version=__version__, languages=[language])
-    return make(IntentProgram, name=HANDLE_NAME, attribution=_HUB, installed=True,
-                description="hub intent recognition", version=__version__, models=[model])
+    model = ("hub-rules", "Home Assistant intents (hassil) for this home")
+    return _rules_program(IntentProgram, IntentModel, model, "hub intent recognition", language)
 
 
-def build_info(*, asr_engine: str | None, voice: Path | None, wake_models: list[str],
-               language: str, handle: bool) -> Info:
+def build_info(
+    *,
+    asr_engine: str | None,
+    voice: Path | None,
+    wake_models: list[str],
+    language: str,
+    handle: bool,
+) -> Info:
     """The ``info`` of a server with these parts; a part that is None/empty/False is left out.
 
     Args:
@@ -120,8 +189,10 @@ def build_info(*, asr_engine: str | None, voice: Path | None, wake_models: list[
         language: the home's language (``en``).
         handle: whether the rules loaded (the conversation agent works).
     """
-    return Info(asr=[asr_program(asr_engine, language)] if asr_engine else [],
-                tts=[tts_program(voice)] if voice else [],
-                wake=[wake_program(wake_models)] if wake_models else [],
-                handle=[handle_program(language)] if handle else [],
-                intent=[intent_program(language)] if handle else [])
+    return Info(
+        asr=[asr_program(asr_engine, language)] if asr_engine else [],
+        tts=[tts_program(voice)] if voice else [],
+        wake=[wake_program(wake_models)] if wake_models else [],
+        handle=[handle_program(language)] if handle else [],
+        intent=[intent_program(language)] if handle else [],
+    )

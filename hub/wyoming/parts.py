@@ -8,6 +8,7 @@ with an ``error`` event and one WARNING; the connection stays open.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from wyoming.asr import Transcribe, Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
@@ -38,9 +39,9 @@ class Parts:
     def __init__(self, server, send, default_id: str):
         self.server, self.send, self.default_id = server, send, default_id
         self.tts = TtsSession(server.hub, server.run, send)
-        self.audio = None  # an AsrSession or a WakeSession
+        self.audio: AsrSession | WakeSession | None = None
         self.transcribe: Transcribe | None = None
-        self.context = None
+        self.context: dict[str, Any] | None = None
 
     async def handle(self, event: Event) -> None:
         """Handle one queued event; failures become an ``error`` event."""
@@ -69,13 +70,21 @@ class Parts:
         elif Transcript.is_type(kind):
             transcript = Transcript.from_event(event)
             async with self.server.turn():
-                answer = await self.server.run(handle_text, self.server.hub, transcript.text,
-                                               transcript.context, self.default_id)
+                answer = await self.server.run(
+                    handle_text,
+                    self.server.hub,
+                    transcript.text,
+                    transcript.context,
+                    self.default_id,
+                )
             await self.send(answer)
         elif Recognize.is_type(kind):
             recognize = Recognize.from_event(event)
-            await self.send(await self.server.run(recognize_text, self.server.hub,
-                                                  recognize.text, self._area(recognize.context)))
+            await self.send(
+                await self.server.run(
+                    recognize_text, self.server.hub, recognize.text, self._area(recognize.context)
+                )
+            )
         # select-program / pong: one program per domain, nothing to choose or wait for
 
     def _area(self, context) -> str | None:
@@ -83,8 +92,13 @@ class Parts:
         return self.server.hub.conversation(cid).area if cid else None
 
     def _asr(self) -> AsrSession:
-        return AsrSession(self.server.hub, self.server.run, self.send, self.transcribe,
-                          area=self._area(self.context))
+        return AsrSession(
+            self.server.hub,
+            self.server.run,
+            self.send,
+            self.transcribe,
+            area=self._area(self.context),
+        )
 
     async def _audio(self, event: Event) -> None:
         if self.audio is None:

@@ -20,7 +20,10 @@ from urllib.parse import urlparse
 from wyoming.server import AsyncServer
 
 from hub.errors import ConfigError, HubError
+from hub.tts.piper import voice_paths
+from hub.wake.detector import WakeWord
 from hub.wyoming import DEFAULT_URI  # noqa: F401 - where ``hub wyoming`` listens
+from hub.wyoming.early import check_uri
 from hub.wyoming.handler import HubHandler
 from hub.wyoming.info import build_info
 from hub.wyoming.wake import wake_models
@@ -33,24 +36,6 @@ DRAIN_TIMEOUT_S = 60.0
 
 STOP_TIMEOUT_S = 5.0
 """Longest wait for the server thread of :func:`start_wyoming` to end."""
-
-
-def check_uri(uri: str) -> str:
-    """``uri`` if it is ``tcp://HOST:PORT`` or ``unix://PATH``.
-
-    Raises:
-        ConfigError: naming ``wyoming.uri``.
-    """
-    parsed = urlparse(uri)
-    try:
-        port = parsed.port
-    except ValueError:
-        port = None
-    if parsed.scheme == "tcp" and parsed.hostname and port is not None:
-        return uri
-    if parsed.scheme == "unix" and parsed.path:
-        return uri
-    raise ConfigError(f"wyoming.uri: {uri!r} is not tcp://HOST:PORT or unix://PATH")
 
 
 class Context:
@@ -66,15 +51,27 @@ class Context:
         self.hub = hub
         self.idle_timeout_s = settings.idle_timeout_s
         self.drain_timeout_s = max(DRAIN_TIMEOUT_S, hub.settings.resilience.deadline_s + 5.0)
-        self.wake_models = [m for m in wake_models(hub.settings.wake.model) if _wake_loads(m)]
+        self.wake_models: list[str] = []
         self.executor = ThreadPoolExecutor(settings.max_turns + 8, thread_name_prefix="hub-wy")
         self.connections: set[asyncio.Task] = set()
         """The running connection tasks (cancelled when the server stops)."""
         self._turns: asyncio.Semaphore | None = None
         self._max_turns = settings.max_turns
-        self.info = build_info(asr_engine=_loaded_name(hub, "asr"), voice=_voice(hub),
-                               wake_models=self.wake_models, language=hub.settings.home.language,
-                               handle=hub.engines.loaded("rules"))
+        self.refresh_info()
+
+    def refresh_info(self, wake: bool = False) -> None:
+        """Rebuild ``info`` (what ``describe`` answers) from the engines loaded now;
+        ``wake``: also find the wake word models that load."""
+        hub = self.hub
+        if wake:
+            self.wake_models = [m for m in wake_models(hub.settings.wake.model) if _wake_loads(m)]
+        self.info = build_info(
+            asr_engine=_loaded_name(hub, "asr"),
+            voice=_voice(hub),
+            wake_models=self.wake_models,
+            language=hub.settings.home.language,
+            handle=hub.engines.loaded("rules"),
+        )
 
     async def run(self, fn, *args):
         """``fn(*args)`` on this server's thread pool."""
@@ -89,8 +86,6 @@ class Context:
 
 def _wake_loads(model: str) -> bool:
     """True when the microWakeWord ``model`` loads (a broken custom model is left out)."""
-    from hub.wake.detector import WakeWord
-
     try:
         WakeWord(model)
         return True
@@ -106,9 +101,42 @@ def _loaded_name(hub, engine: str) -> str | None:
 def _voice(hub):
     if not hub.engines.loaded("tts"):
         return None
-    from hub.tts.piper import voice_paths
 
     return voice_paths(hub.settings.tts)[0]
+
+
+def _warm_then_describe(ctx: Context) -> None:
+    """Warm the engines (background start); ``describe`` lists each one once it is ready.
+
+    Each engine is built on a daemon thread, so a stop during a slow model load is not held
+    up by it (SIGTERM still exits at once).
+    """
+    hub = ctx.hub
+    ctx.refresh_info(wake=True)
+
+    def build(name: str) -> None:
+        try:
+            hub.engines.get(name)
+        except HubError as exc:
+            log.warning("%s unavailable: %s", name, exc.message)
+        ctx.refresh_info()
+
+    threads = [
+        threading.Thread(target=build, args=(n,), name=f"hub-warm-{n}", daemon=True)
+        for n in _warm_names(hub)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    hub.prerender()
+    log.info("wyoming: engines ready (%s)", _programs(ctx.info))
+
+
+def _warm_names(hub) -> list[str]:
+    """The engines the server offers; the LLM when it is on for ``run``."""
+    llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
+    return ["asr", "rules", "devices", "tts"] + llm
 
 
 def warm(hub) -> None:
@@ -116,16 +144,16 @@ def warm(hub) -> None:
 
     The LLM's prompt cache is built here when the LLM is on for ``run``, never in a turn.
     """
-    llm = ["llm"] if hub.llm_enabled("intent") or hub.llm_enabled("answer") else []
-    hub.engines.warm(["asr", "rules", "devices", "tts"] + llm)
+    hub.engines.warm(_warm_names(hub))
 
 
 async def _zeroconf(uri: str):
     """Announce ``_wyoming._tcp`` for a TCP ``uri``; None (logged) when it cannot."""
     parsed = urlparse(uri)
-    if parsed.scheme != "tcp":
+    if parsed.scheme != "tcp" or parsed.port is None:
         return None
     try:
+        # lazy: zeroconf (about 0.3 s) loads only when announcing is on
         from wyoming.zeroconf import HomeAssistantZeroconf
 
         host = None if parsed.hostname in ("0.0.0.0", "::", "") else parsed.hostname
@@ -133,13 +161,22 @@ async def _zeroconf(uri: str):
         await asyncio.wait_for(zc.register_server(), 5.0)
         log.info("zeroconf: announced _wyoming._tcp on port %d", parsed.port)
         return zc
-    except Exception as exc:  # noqa: BLE001 - no multicast route, no zeroconf: serve anyway
+    except Exception as exc:
         log.warning("zeroconf announcement failed (%s); add the hub by host and port", exc)
         return None
 
 
-async def serve(hub, settings, uri: str, *, zeroconf: bool, stop: asyncio.Event | None = None,
-                ready=None) -> None:
+async def serve(
+    hub,
+    settings,
+    uri: str,
+    *,
+    zeroconf: bool,
+    stop: asyncio.Event | None = None,
+    ready=None,
+    background: bool = False,
+    early=None,
+) -> None:
     """Serve ``uri`` until ``stop`` is set.
 
     Args:
@@ -149,19 +186,30 @@ async def serve(hub, settings, uri: str, *, zeroconf: bool, stop: asyncio.Event 
         zeroconf: announce the server over mDNS (TCP only).
         stop: set it to stop; None: serve until cancelled.
         ready: called with no arguments once the socket listens.
+        background: warm the engines on a thread after the socket listens (``describe``
+            lists what is ready; a request before an engine is ready waits for it).
+        early: ``(server, pending)`` from :func:`hub.wyoming.early.listen_early`: the socket
+            already listens; its connections are handed to this hub.
     Raises:
         ConfigError: a bad URI, or the address cannot be listened on.
     """
     ctx = Context(hub, settings)
-    server = AsyncServer.from_uri(check_uri(uri))
-    try:
-        await server.start(partial(HubHandler, ctx))
-    except OSError as exc:
-        raise ConfigError(f"wyoming.uri: cannot listen on {uri}: {exc.strerror or exc}") from None
-    log.warning("wyoming server listening on %s (%s)", uri, _programs(ctx.info))
+    if not background:
+        ctx.refresh_info(wake=True)
+    if early is None:
+        server = await _listen(ctx, uri)
+    else:
+        server, pending = early
+        pending.ctx = ctx
+        pending.ready.set()
+    log.info("wyoming server listening on %s (%s)", uri, _programs(ctx.info))
     zc = await _zeroconf(uri) if zeroconf else None
     if ready is not None:
         ready()
+    if background:
+        threading.Thread(
+            target=_warm_then_describe, args=(ctx,), name="hub-warm", daemon=True
+        ).start()
     try:
         await (stop or asyncio.Event()).wait()
     finally:
@@ -173,6 +221,15 @@ async def serve(hub, settings, uri: str, *, zeroconf: bool, stop: asyncio.Event 
             with contextlib.suppress(Exception):
                 await zc._aiozc.async_close()  # the package offers no public close
         ctx.executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def _listen(ctx: Context, uri: str) -> AsyncServer:
+    server = AsyncServer.from_uri(check_uri(uri))
+    try:
+        await server.start(partial(HubHandler, ctx))
+    except OSError as exc:
+        raise ConfigError(f"wyoming.uri: cannot listen on {uri}: {exc.strerror or exc}") from None
+    return server
 
 
 def _programs(info) -> str:
@@ -199,8 +256,9 @@ def start_wyoming(hub, settings):
 
     def main():
         try:
-            loop.run_until_complete(serve(hub, cfg, cfg.uri, zeroconf=cfg.zeroconf, stop=stop,
-                                          ready=started.set))
+            loop.run_until_complete(
+                serve(hub, cfg, cfg.uri, zeroconf=cfg.zeroconf, stop=stop, ready=started.set)
+            )
         except HubError as exc:
             failed.append(exc)
         finally:

@@ -1,7 +1,8 @@
 """``synthesize`` and the streaming sequence, exactly as the protocol defines them (BC-23).
 
 - ``synthesize`` alone: one ``audio-start``, the audio in ``audio-chunk``s, one ``audio-stop``.
-- ``synthesize-start`` -> ``synthesize-chunk``… -> an optional ``synthesize`` -> ``synthesize-stop``:
+- ``synthesize-start`` -> ``synthesize-chunk``… -> an optional ``synthesize`` ->
+  ``synthesize-stop``:
   text pieces (which may end mid-word) are joined; every sentence that is complete (its end
   punctuation followed by a space) is spoken at once, so audio starts before
   ``synthesize-stop``; the unpunctuated tail is spoken at stop; the full-text ``synthesize``
@@ -19,6 +20,8 @@ from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.event import Event
 from wyoming.tts import SynthesizeStopped
 
+from hub.audio.format import CHANNELS, WIDTH
+
 SAMPLES_PER_CHUNK = 1024
 """Samples per ``audio-chunk`` sent (as wyoming-piper's default)."""
 
@@ -33,7 +36,7 @@ def split_complete(text: str) -> tuple[list[str], str]:
     """
     out, start = [], 0
     for match in _BOUNDARY.finditer(text):
-        sentence = text[start:match.end()].strip()
+        sentence = text[start : match.end()].strip()
         if sentence:
             out.append(sentence)
         start = match.end()
@@ -65,18 +68,21 @@ class TtsSession:
     async def _audio(self, pcm: bytes, rate: int) -> None:
         if self.rate is None:
             self.rate = rate
-            await self.send(AudioStart(rate=rate, width=2, channels=1).event())
+            await self.send(AudioStart(rate=rate, width=WIDTH, channels=CHANNELS).event())
         step = SAMPLES_PER_CHUNK * 2
         for i in range(0, len(pcm), step):
-            await self.send(AudioChunk(rate=rate, width=2, channels=1,
-                                       audio=pcm[i:i + step]).event())
+            await self.send(
+                AudioChunk(
+                    rate=rate, width=WIDTH, channels=CHANNELS, audio=pcm[i : i + step]
+                ).event()
+            )
 
     async def _close_audio(self) -> None:
         """One ``audio-stop`` (after an ``audio-start``, sent now if no audio was made)."""
         if self.rate is None:
             engine = await self.run(self.hub.engines.tts)
             self.rate = engine.rate
-            await self.send(AudioStart(rate=engine.rate, width=2, channels=1).event())
+            await self.send(AudioStart(rate=engine.rate, width=WIDTH, channels=CHANNELS).event())
         await self.send(AudioStop().event())
         self.rate = None
 

@@ -7,13 +7,15 @@ is loaded per session (a few ms) with :class:`hub.wake.detector.WakeWord`.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
+import numpy as np
 from wyoming.audio import AudioChunk
 from wyoming.event import Event
 from wyoming.wake import Detection, NotDetected
 
-from hub.wake.detector import BUILTINS
-from hub.wyoming.audio_in import To16k
+from hub.wake.detector import BUILTINS, WakeWord
+from hub.wyoming.audio_in import ChunkConverter
 
 
 def wake_models(configured: str) -> list[str]:
@@ -37,26 +39,19 @@ class WakeSession:
         make: builds a detector for a model name (``hub.wake.detector.WakeWord``).
     """
 
-    def __init__(self, run, send: Callable[[Event], Awaitable[None]], models: list[str],
-                 make=None):
-        from hub.wake.detector import WakeWord
-
+    def __init__(self, run, send: Callable[[Event], Awaitable[None]], models: list[str], make=None):
         self.run, self.send, self.models = run, send, models
         self.make = make or WakeWord
-        self.detectors = None
-        self.converter: To16k | None = None
+        self.detectors: list[tuple[str, Any]] | None = None
+        self.converter = ChunkConverter()  # each chunk by its own format (BC-45)
         self.heard_ms = 0.0
         self.detected = False
 
     async def audio_chunk(self, chunk: AudioChunk) -> None:
         """Feed a chunk to every model; the first detection is sent once."""
-        import numpy as np
-
         if self.detectors is None:
             self.detectors = [(m, await self.run(self.make, m)) for m in self.models]
-        if self.converter is None:
-            self.converter = To16k(chunk.rate, chunk.width, chunk.channels)
-        pcm = self.converter.convert(chunk.audio)
+        pcm = self.converter.convert(chunk.audio, chunk.rate, chunk.width, chunk.channels)
         self.heard_ms += len(pcm) / 32
         if self.detected or not pcm:
             return

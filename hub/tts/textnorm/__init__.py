@@ -13,9 +13,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from hub.tts.textnorm import readings as rd
 from hub.tts.textnorm import words as nw
-from hub.tts.textnorm.sentences import CUT_NOTICE, cap_text, split_sentences
+from hub.tts.textnorm.chunks import CUT_NOTICE, cap_text, split_sentences
 
+# Reading tables stay as written (filled lines, not one entry a line).
+# fmt: off
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")
 _MONTH_RE = (r"(Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -26,9 +29,6 @@ _SIGNED = r"((?<![\w.])-)?" + _NUM
 """A number with an optional minus sign that is not a hyphen (groups 1, 2)."""
 _PHONE = r"(?<![\d-])(?:\+\d{1,3}[ -])?(?:\(\d{3}\) ?|\d{3}-)?\d{3}-\d{4}\b"
 """A phone number (``555-1234``, ``(555) 123-4567``), read digit group by digit group."""
-_YEAR = r"\b((?:in|since|by|from|until|till|year|around|before|after)\s+)(1[1-9]\d\d|20\d\d)\b"
-"""A year after a word that introduces one (group 2)."""
-
 # unit -> (singular, plural); matched only right after a number, longest first.
 _UNITS = {
     "°C": ("degree Celsius", "degrees Celsius"), "℃": ("degree Celsius", "degrees Celsius"),
@@ -76,9 +76,11 @@ _SYMBOLS = {"&": " and ", "+": " plus ", "=": " equals ", "@": " at ", "×": " t
             "`": " ", "{": " ", "}": " ", "[": " ", "]": " ", "|": " ", "^": " "}
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "‚": "'",
                          "…": "...", "\u00a0": " ", "\u2009": " ", "\u202f": " ", "º": "°"})
+# fmt: on
 
 
 # --- small readers -------------------------------------------------------------------------
+
 
 def _plural(n_text: str, forms: tuple[str, str]) -> str:
     """``forms[0]`` when the written number is exactly one, else ``forms[1]``."""
@@ -113,6 +115,7 @@ def _date_words(month: int, day: int, year: str | None) -> str | None:
 
 # --- rewriting passes, applied in order by normalize() ---------------------------------------
 
+
 def _clean(text: str) -> str:
     """Unify quotes and spaces; drop emoji, control and format characters; a line is a sentence."""
     text = text.translate(_QUOTES)
@@ -142,6 +145,7 @@ def _abbreviations(text: str) -> str:
 
 def _initialisms(text: str) -> str:
     """``U.S.A.`` -> "U S A" (letters espeak spells); the dot stays only at the very end."""
+
     def spell(m: re.Match) -> str:
         return " ".join(m.group(0).replace(".", "")) + ("." if m.group(1) is not None else "")
 
@@ -173,14 +177,21 @@ def _currency(text: str) -> str:
     """``$3.50`` -> "three dollars fifty", ``$0.99`` -> "ninety nine cents", ``5€`` -> euros."""
     symbols = "[" + "".join(re.escape(s) for s in _CURRENCY) + "]"
     scale = r"(?:\s?(thousand|million|billion|trillion|bn|[kKmM])\b)?"
-    text = re.sub(rf"({symbols})\s?(-)?{_NUM}{scale}",
-                  lambda m: _money(m.group(1), m.group(2), m.group(3), m.group(4)), text)
-    return re.sub(rf"(?<![\w.])(-)?{_NUM}{scale}\s?([€£])",
-                  lambda m: _money(m.group(4), m.group(1), m.group(2), m.group(3)), text)
+    text = re.sub(
+        rf"({symbols})\s?(-)?{_NUM}{scale}",
+        lambda m: _money(m.group(1), m.group(2), m.group(3), m.group(4)),
+        text,
+    )
+    return re.sub(
+        rf"(?<![\w.])(-)?{_NUM}{scale}\s?([€£])",
+        lambda m: _money(m.group(4), m.group(1), m.group(2), m.group(3)),
+        text,
+    )
 
 
 def _dates(text: str) -> str:
     """ISO ``2024-03-05``, US ``3/5/2024``, ``March 5th, 2024``, ``5 March``, ``the 1990s``."""
+
     def iso(m):
         return _date_words(int(m.group(2)), int(m.group(3)), m.group(1)) or m.group(0)
 
@@ -191,26 +202,27 @@ def _dates(text: str) -> str:
         year = f", {_year_or_number(m.group(3))}" if m.group(3) else ""
         return f"{_month(m.group(1))} {nw.ordinal(int(m.group(2)))}{year}"
 
-    def day_first(m):
-        year = f", {_year_or_number(m.group(3))}" if m.group(3) else ""
-        return f"the {nw.ordinal(int(m.group(1)))} of {_month(m.group(2))}{year}"
+    def day_first(m):  # "The 2nd of May": the text's own article, never "the the"
+        year = f", {_year_or_number(m.group(4))}" if m.group(4) else ""
+        return f"{m.group(1) or 'the'} {nw.ordinal(int(m.group(2)))} of {_month(m.group(3))}{year}"
 
     text = re.sub(r"\b(\d{4})-(\d{2})-(\d{2})\b", iso, text)
     text = re.sub(r"\b(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})\b", us, text)
     text = re.sub(_MONTH_RE + r"\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4})\b)?", named, text)
-    text = re.sub(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH_RE + r"(?:,?\s+(\d{4})\b)?",
-                  day_first, text)
+    text = re.sub(
+        r"\b(?:(the|The|THE)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?"
+        + _MONTH_RE
+        + r"(?:,?\s+(\d{4})\b)?",
+        day_first,
+        text,
+    )
     text = re.sub(r"\b(1[1-9]\d0|20\d0)'?s\b", lambda m: nw.plural(nw.year(int(m.group(1)))), text)
     return re.sub(r"'([2-9]0)s\b", lambda m: nw.plural(nw.cardinal(int(m.group(1)))), text)
 
 
-def _years(text: str) -> str:
-    """A bare four-digit number after "in", "since", "year"... is a year ("in nineteen oh five")."""
-    return re.sub(_YEAR, lambda m: m.group(1) + nw.year(int(m.group(2))), text, flags=re.I)
-
-
 def _times(text: str) -> str:
     """``9:05`` -> "nine oh five", ``9:00 am`` -> "nine AM", ``21:45`` "twenty one forty five"."""
+
     def clock(m: re.Match) -> str:
         h, mnt, sec, ampm = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
         if h > 24 or mnt > 59:
@@ -233,7 +245,7 @@ def _ampm(m: re.Match, letter: str | None) -> str:
     """`` AM``/`` PM`` for a matched a.m./pm, keeping a dot that also ended the sentence."""
     if not letter:
         return ""
-    rest = m.string[m.end():]
+    rest = m.string[m.end() :]
     keep_dot = m.group(0).endswith(".") and (not rest.strip() or re.match(r"\s+[A-Z]", rest))
     return f" {letter.upper()}M" + ("." if keep_dot else "")
 
@@ -241,13 +253,21 @@ def _ampm(m: re.Match, letter: str | None) -> str:
 def _numbers(text: str) -> str:
     """Phone numbers, ranges, units, percentages, years, fractions, ordinals, then the rest."""
     text = re.sub(_PHONE, lambda m: ", ".join(nw.digits(g) for g in re.findall(r"\d+", m[0])), text)
-    text = re.sub(r"\b\d+(?:\.\d+){2,}\b",  # versions, addresses: "one point two point three"
-                  lambda m: " point ".join(nw.number(p) for p in m[0].split(".")), text)
-    text = re.sub(_NUM + r"\s?[-–]\s?" + _NUM + r"(?=\s?[^\s\d.,]|\b)",
-                  lambda m: f"{m.group(1)} to {m.group(2)}", text)
-    text = _UNIT_RE.sub(lambda m: f"{_signed(m.group(1), m.group(2))} "
-                                  f"{_plural(m.group(2), _UNITS[m.group(3)])}", text)
-    text = _years(text)
+    text = re.sub(
+        r"\b\d+(?:\.\d+){2,}\b",  # versions, addresses: "one point two point three"
+        lambda m: " point ".join(nw.number(p) for p in m[0].split(".")),
+        text,
+    )
+    text = re.sub(
+        _NUM + r"\s?[-–]\s?" + _NUM + r"(?=\s?[^\s\d.,]|\b)",
+        lambda m: f"{m.group(1)} to {m.group(2)}",
+        text,
+    )
+    text = _UNIT_RE.sub(
+        lambda m: f"{_signed(m.group(1), m.group(2))} {_plural(m.group(2), _UNITS[m.group(3)])}",
+        text,
+    )
+    text = rd.years(text)
     text = re.sub(r"\b24/7\b", "twenty four seven", text)
     text = re.sub(r"\b(\d{1,3})/(\d{1,3})\b", lambda m: nw.fraction(int(m[1]), int(m[2])), text)
     text = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", lambda m: nw.ordinal(int(m.group(1))), text)
@@ -275,7 +295,19 @@ def normalize(text: str) -> str:
     dollars fifty"``, ``"2024-03-05"`` -> ``"March fifth, twenty twenty four"``. Emoji and
     markup characters are dropped; a line break ends a sentence. Never raises.
     """
-    steps = (_clean, _abbreviations, _currency, _dates, _times, _initialisms, _numbers, _symbols)
+    steps = (
+        _clean,
+        rd.scripts,
+        _abbreviations,
+        _currency,
+        _dates,
+        rd.durations,
+        _times,
+        _initialisms,
+        rd.digit_strings,
+        _numbers,
+        _symbols,
+    )
     for step in steps:
         text = step(text)
     return text

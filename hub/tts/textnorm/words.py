@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 
+from unicode_rbnf import FormatPurpose, RbnfEngine
+
 _DIGITS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 _LONGEST = 10**15
 """Integers from here on are read digit by digit (serial numbers, not amounts)."""
@@ -18,15 +20,11 @@ _FRACTIONS = {2: ("half", "halves"), 4: ("quarter", "quarters")}
 @functools.cache
 def _engine():
     """The English ``RbnfEngine`` (imported on first use)."""
-    from unicode_rbnf import RbnfEngine
-
     return RbnfEngine.for_language("en")
 
 
 def _spell(n: int, purpose_name: str | None = None) -> str:
     """CLDR words for integer ``n`` with the hyphens turned into spaces."""
-    from unicode_rbnf import FormatPurpose
-
     purpose = FormatPurpose[purpose_name] if purpose_name else None
     return _engine().format_number(n, purpose).text.replace("-", " ")
 

@@ -1,0 +1,199 @@
+"""Stop means stop: while the hub plays (an answer, a timer ringing), a short utterance that
+is a stop word ("stop", "cancel", "that's enough", …) silences it, without the wake word.
+
+While playback runs and no utterance is being captured, the listener feeds every block to a
+:class:`StopListener`. It cuts short utterances with its own endpointer (0.15 s of trailing
+silence: a stop word is one short phrase) and decodes each with a small grammar of the stop
+phrases, a search of the recognizer's own PocketSphinx decoder (no second acoustic model),
+and the phone loop for rejection (:func:`hub.asr.pocketsphinx_engine.phone_loop_llr`): speech
+that fits a stop phrase worse than free phones is not a stop word. (A filler loop of the
+home's words beside the phrases, one pass instead of two, was tried: slower, and it read
+"stop" as "to got".) A wake word said during playback resets the listener, so "okay nabu",
+close to "enough" for the phone loop, never stops anything by itself. Decoding runs on a
+thread of its own, so the listener never waits for it; meanwhile playback is held (paused
+after the block
+being written), so a stop word silences the speaker at once, and anything else costs the
+answer a pause of the decode's length (0.2-0.4 s on a loaded core). Echo: the utterance is
+dropped when the echo check
+(:class:`hub.service.echo.EchoGate`, measured coupling) judges it the hub's own voice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from hub.asr.pocketsphinx_engine import PHONE_LOOP, phone_loop_llr
+from hub.asr.sphinx_decoder import model_dir
+from hub.audio.endpoint import Endpointer
+
+log = logging.getLogger("hub.service.stopword")
+
+STOP_PHRASES = (
+    "stop",
+    "stop it",
+    "stop the timer",
+    "stop the alarm",
+    "cancel",
+    "enough",
+    "that's enough",
+    "that is enough",
+    "never mind",
+    "quiet",
+    "silence",
+)
+"""What stops playback when said while the hub plays."""
+SEARCH = "stop_words"
+"""Name of the stop phrases' search in the recognizer's decoder."""
+TRAILING_MS = 150
+"""Silence after a stop word that ends it (ms)."""
+MAX_S = 2.5
+"""Longest utterance still taken for a stop word (s); longer speech is not one."""
+MARGIN_S = 0.15
+"""Silence kept before and after the speech of a stop word for the decode (s)."""
+REJECT_LLR = -1.6
+"""Phone-loop confidence below which a stop-phrase reading is rejected (measured on the hub's
+voice: stop words -1.25 to +0.48; "yes" read as "enough" -2.3 to -2.7, "okay nabu" -1.7 to -1.9,
+"what time is it" -4.2)."""
+
+
+def _jsgf(phrases) -> str:
+    return (
+        "#JSGF V1.0;\ngrammar stop;\npublic <stop> = "
+        + " | ".join(f"( {p} )" for p in phrases)
+        + " ;\n"
+    )
+
+
+def _add_words(decoder, words) -> None:
+    """Add the stop phrases' words missing from the decoder's dictionary (from the wheel's
+    CMUdict)."""
+    missing = {w for w in words if not decoder.lookup_word(w)}
+    if not missing:
+        return
+    with open(model_dir().parent / "cmudict-en-us.dict", encoding="utf-8") as f:
+        for line in f:
+            word, _, phones = line.strip().partition(" ")
+            if word in missing:
+                decoder.add_word(word, phones, True)
+                missing.discard(word)
+    if missing:
+        log.warning("stop words without a pronunciation: %s", ", ".join(sorted(missing)))
+
+
+def _trim(samples: np.ndarray, margin_s: float = MARGIN_S) -> np.ndarray:
+    """``samples`` without the silence (10 ms frames below RMS 300) before and after the
+    speech, ``margin_s`` of it kept at each end: the decode time grows with the audio."""
+    n = len(samples) - len(samples) % 160
+    rms = np.sqrt(np.mean(samples[:n].astype(np.float64).reshape(-1, 160) ** 2, axis=1))
+    loud = np.flatnonzero(rms > 300.0)
+    if not loud.size:
+        return samples
+    margin = round(margin_s * 100)
+    return samples[max(0, loud[0] - margin) * 160 : (loud[-1] + 1 + margin) * 160]
+
+
+class StopRecognizer:
+    """Decodes a short utterance with the stop phrases' grammar on ``engine``'s decoder.
+
+    Args:
+        engine: a :class:`hub.asr.pocketsphinx_engine.PocketSphinxEngine` (restricted).
+    """
+
+    def __init__(self, engine):
+        self.engine = engine
+        decoder = engine.passes.decoder
+        with engine.lock:
+            _add_words(decoder, {w for p in STOP_PHRASES for w in p.split()})
+            decoder.add_jsgf_string(SEARCH, _jsgf(STOP_PHRASES))
+            decoder.activate_search(engine.passes.main)
+
+    def __call__(self, samples: np.ndarray) -> str | None:
+        """The stop phrase said in ``samples`` (int16 16 kHz), or None."""
+        audio = np.ascontiguousarray(_trim(samples), dtype="<i2").tobytes()
+        passes = self.engine.passes
+        with self.engine.lock:
+            mean = passes.mean(audio)
+            heard = passes.run(SEARCH, audio, mean)
+            llr = None
+            if heard.text:
+                llr = phone_loop_llr(heard.words, passes.run(PHONE_LOOP, audio, mean).words)
+            passes.decoder.activate_search(passes.main)
+        if not heard.text:
+            return None
+        log.info("stop listener heard %r (llr %s)", heard.text, llr)
+        return heard.text if llr is None or llr >= REJECT_LLR else None
+
+
+class StopListener:
+    """Hears stop words while the hub plays; ``on_stop(text)`` runs on its own thread.
+
+    Args:
+        make_endpointer: ``make(trailing_ms, max_s)`` -> an Endpointer without start timeout.
+        recognize: ``recognize(samples) -> str | None`` (a :class:`StopRecognizer`).
+        on_stop: called with the stop phrase heard.
+        is_echo: True when what the microphone holds now is the hub's own output.
+        hold, release: pause playback while an utterance is decoded (it may be a stop word:
+            the speaker is silent at once) and go on when it was not one.
+    """
+
+    def __init__(
+        self,
+        make_endpointer: Callable,
+        recognize: Callable,
+        on_stop: Callable,
+        is_echo: Callable[[], bool] = lambda: False,
+        hold: Callable[[], None] = lambda: None,
+        release: Callable[[], None] = lambda: None,
+    ):
+        self._make, self._recognize, self._on_stop = make_endpointer, recognize, on_stop
+        self._is_echo, self._hold, self._release = is_echo, hold, release
+        self._endpointer: Endpointer | None = None
+        self.heard = 0
+        """Stop words heard so far."""
+
+    def push(self, block: np.ndarray) -> None:
+        """Feed one microphone block heard while the hub plays."""
+        endpointer = self._endpointer
+        if endpointer is None:
+            endpointer = self._endpointer = self._make(TRAILING_MS, MAX_S)
+        if not endpointer.push(block):
+            return
+        self._endpointer = None
+        audio = endpointer.audio()
+        if not audio.size or endpointer.reason == "cap":
+            return
+        if self._is_echo():
+            log.info("stop listener: %.2f s of the hub's own voice ignored", audio.size / 16000)
+            return
+        self._hold()
+        threading.Thread(
+            target=self._decode, args=(audio,), name="hub-stopword", daemon=True
+        ).start()
+
+    def _decode(self, audio: np.ndarray) -> None:
+        started = time.monotonic()
+        try:
+            text = self._recognize(audio)
+        except Exception as exc:
+            log.warning("stop listener: decode failed: %s: %s", type(exc).__name__, exc)
+            text = None
+        log.info(
+            "stop listener: %.2f s decoded in %d ms: %s",
+            audio.size / 16000,
+            1000 * (time.monotonic() - started),
+            repr(text) if text else "not a stop word",
+        )
+        if text:
+            self.heard += 1
+            self._on_stop(text)
+        else:
+            self._release()
+
+    def reset(self) -> None:
+        """Playback ended (or a capture opened): forget the utterance in progress."""
+        self._endpointer = None

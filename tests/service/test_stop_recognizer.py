@@ -1,0 +1,41 @@
+"""Issue 18: the stop phrases' grammar on the recognizer's own decoder takes the stop words
+(the hub's voice) and rejects other speech; the main grammar still works after it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from live_audio import silence, synth
+
+pytestmark = pytest.mark.models
+
+
+@pytest.fixture(scope="module")
+def engine():
+    from hub.core.hub import Hub
+    from hub.settings import load_settings
+
+    return Hub(load_settings(None), entry="run", speak=False).engines.asr()
+
+
+def said(text: str) -> np.ndarray:
+    return np.concatenate([silence(0.3), synth(text), silence(0.3)])
+
+
+def test_stop_words_are_taken_and_other_speech_is_not(engine):
+    from hub.service.stopword import StopRecognizer
+
+    recognize = StopRecognizer(engine)
+    assert [recognize(said(t)) for t in ("stop", "cancel", "that's enough", "never mind")] == [
+        "stop",
+        "cancel",
+        "that's enough",
+        "never mind",
+    ]
+    assert [recognize(said(t)) for t in ("yes", "what time is it", "turn on the TV")] == [
+        None,
+        None,
+        None,
+    ]
+    assert engine.transcribe(said("turn on the TV")).text == "turn on the tv"

@@ -1,0 +1,90 @@
+"""Wyoming ``transcribe``: speech the grammar rejects is transcribed by the second pass (with
+speech evidence); without it the transcript stays empty."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+
+import numpy as np
+from wyoming.audio import AudioChunk, AudioStart
+
+from hub.asr import evidence
+from hub.asr.base import Transcript
+from hub.asr.evidence import Evidence
+from hub.asr.whisper_engine import Heard
+from hub.wyoming.asr import AsrSession
+
+from fakes import settings
+
+
+class Rejecting:
+    def __init__(self):
+        self.segments = []
+
+    def accept(self, pcm):
+        return None
+
+    def finish(self):
+        return Transcript("", (), rejected=True)
+
+
+class Engines:
+    def __init__(self, text):
+        self.text, self.heard = text, []
+
+    def asr(self):
+        return SimpleNamespace(stream=Rejecting)
+
+    def asr2(self):
+        engines = self
+
+        class Whisper:
+            name = "whisper"
+
+            def hear(self, audio, cancel=None, deadline=None):
+                engines.heard.append(audio)
+                return Heard(engines.text, 0.01, -0.1, 1.0)
+
+            def expected_s(self):
+                return 0.0
+
+        return Whisper()
+
+    def rules(self):
+        return SimpleNamespace(recognize=lambda text, area=None: None)
+
+
+def transcribe(engines, measured):
+    sent = []
+
+    async def send(event):
+        sent.append(event)
+
+    async def run(fn, *args):
+        return fn(*args)
+
+    async def session():
+        hub = SimpleNamespace(settings=settings(), engines=engines)
+        asr = AsrSession(hub, run, send)
+        await asr.audio_start(AudioStart(rate=16000, width=2, channels=1))
+        await asr.audio_chunk(
+            AudioChunk(rate=16000, width=2, channels=1, audio=np.full(16000, 900, "<i2").tobytes())
+        )
+        return await asr.audio_stop()
+
+    return asyncio.run(session())
+
+
+def test_rejected_speech_is_transcribed_by_the_second_pass(monkeypatch):
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(1200, -22.0))
+    engines = Engines("What's the date?")
+    assert transcribe(engines, True) == "what's the date"
+    audio = engines.heard[0]
+    assert audio.dtype == np.float32 and len(audio) == 16000
+
+
+def test_rejected_non_speech_stays_empty(monkeypatch):
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(0, -60.0))
+    engines = Engines("Thank you.")
+    assert transcribe(engines, False) == "" and engines.heard == []
