@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from hub.audio.endpoint import live_endpointer
 from hub.satellites.claims import WakeClaims
 from hub.satellites.link import SatelliteLink
-from hub.satellites.turns import SatelliteTurns
+from hub.satellites.turns import SatelliteHost, SatelliteTurns
 from hub.wake.detector import make_wake
 
 log = logging.getLogger("hub.satellites")
@@ -25,14 +25,14 @@ LOCAL_ROOM = "local microphone"
 """The name the local microphone of ``hub run`` claims wakes under."""
 
 
-def endpointer_factory(hub):
+def endpointer_factory(host: SatelliteHost):
     """``() -> Endpointer``: the local microphone's (:func:`hub.audio.endpoint.live_endpointer`:
     ``[asr]`` trailing silence, longest utterance and the recognizer's final-state rule), with
     ``[wake] speech_timeout_s`` (no speech after the wake: the turn is not run)."""
 
     def make():
-        settings = hub.settings
-        return live_endpointer(settings.asr, hub.engines, settings.wake.speech_timeout_s)
+        settings = host.settings
+        return live_endpointer(settings.asr, host.engines, settings.wake.speech_timeout_s)
 
     return make
 
@@ -48,19 +48,19 @@ def wake_factory(settings):
     return make
 
 
-def build(hub, *, clock=None, make_endpointer=None, make_wake=None):
-    """The turns and links of ``hub.settings.satellites`` (not yet running)."""
-    settings = hub.settings
+def build(host: SatelliteHost, *, clock=None, make_endpointer=None, make_wake=None):
+    """The turns and links of ``host.settings.satellites`` (not yet running)."""
+    settings = host.settings
     executor = ThreadPoolExecutor(len(settings.satellites) + 2, thread_name_prefix="hub-sat")
     turns = SatelliteTurns(
-        hub,
+        host,
         executor,
-        make_endpointer or endpointer_factory(hub),
+        make_endpointer or endpointer_factory(host),
         make_wake or wake_factory(settings),
     )
-    claims = turns.claims = WakeClaims(clock or hub.clock)
+    claims = turns.claims = WakeClaims(clock or host.clock)
     turns.links = [
-        SatelliteLink(s, turns, claims, clock=clock or hub.clock) for s in settings.satellites
+        SatelliteLink(s, turns, claims, clock=clock or host.clock) for s in settings.satellites
     ]
     return turns
 
@@ -92,12 +92,12 @@ async def serve_satellites(turns, stop: asyncio.Event, ready=None) -> None:
         turns.executor.shutdown(wait=False, cancel_futures=True)
 
 
-def start_satellites(hub, **kwargs):
-    """Serve ``hub.settings.satellites`` on a thread; returns ``(turns, stop)``: call ``stop()``
+def start_satellites(host: SatelliteHost, **kwargs):
+    """Serve ``host.settings.satellites`` on a thread; returns ``(turns, stop)``: call ``stop()``
     to end it (a no-op function and None when none are configured)."""
-    if not hub.settings.satellites:
+    if not host.settings.satellites:
         return None, lambda: None
-    turns = build(hub, **kwargs)
+    turns = build(host, **kwargs)
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
     started = threading.Event()

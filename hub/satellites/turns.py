@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from functools import partial
+from typing import Any, Protocol
 
 from wyoming.asr import Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
 from hub.core.timers import synthesize
+from hub.graph.state import EngineSet
 
 log = logging.getLogger("hub.satellites")
 
@@ -30,6 +33,24 @@ def audio_events(pcm: bytes, rate: int):
     for i in range(0, len(pcm), CHUNK_BYTES):
         yield AudioChunk(rate=rate, width=2, channels=1, audio=pcm[i : i + CHUNK_BYTES]).event()
     yield AudioStop().event()
+
+
+class SatelliteHost(Protocol):
+    """What the satellites use of the hub that serves them (:class:`hub.core.hub.Hub`): its
+    settings (``satellites``, ``asr``, ``wake``), engines, monotonic clock (seconds), timer
+    events (``on_timer_finished(callback) -> callback``), a conversation per satellite, and a
+    turn on int16 mono 16 kHz samples."""
+
+    settings: Any
+    engines: EngineSet
+    clock: Callable[[], float]
+    events: Any
+
+    def conversation(
+        self, conversation_id: str | None = ..., *, area: str | None = None
+    ) -> Any: ...
+
+    def answer_audio(self, samples: Any, **kwargs: Any) -> Any: ...
 
 
 class _Player:
@@ -47,15 +68,17 @@ class SatelliteTurns:
     """What the satellites of one hub share: the hub, a thread pool, wake and endpointing.
 
     Args:
-        hub: the :class:`hub.core.hub.Hub` (built with ``speak=True``).
+        host: the hub that serves them (a :class:`SatelliteHost`, built with ``speak=True``).
         executor: where turns run (never on the event loop).
         make_endpointer: ``() -> hub.audio.endpoint.Endpointer`` for one utterance.
         make_wake: ``() -> WakeWord | None``: the hub's own wake word for a satellite that
             streams always (None: off).
     """
 
-    def __init__(self, hub, executor, make_endpointer, make_wake=lambda: None):
-        self.hub, self.executor = hub, executor
+    def __init__(
+        self, host: SatelliteHost, executor, make_endpointer, make_wake=lambda: None
+    ) -> None:
+        self.hub, self.executor = host, executor
         self.make_endpointer, self.make_wake = make_endpointer, make_wake
         self.links: list = []
         self.claims = None
