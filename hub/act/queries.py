@@ -47,8 +47,10 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     wanted = match.slots.get("state")
     matched: list[dict] = []
     unmatched: list[dict] = []
-    marks = {n: ctx.home.unconfirmed(n) for n in targets.entities}  # before the states
-    asked = [n for n in targets.entities if marks[n] is not None]
+    marks = {  # read before the states: a settled mark has its state back already
+        n: mark for n in targets.entities if (mark := ctx.home.unconfirmed(n)) is not None
+    }
+    asked = list(marks)
     unknown = [n for n in targets.entities if n not in asked and _unknown(ctx.home.state(n))]
     for name in targets.entities:
         if name in unknown or name in asked:

@@ -191,6 +191,7 @@ def test_issue20_confirmed_by_puback_in_the_hub_dialect_and_by_the_echo_otherwis
     assert wait_for(lambda: b.home.unconfirmed(LIGHT) is None)
     assert b.outbox.status("p:0:0") == "done"
 
+    b.echo.wait_s = 60.0  # the echo below comes whenever this test gets to it
     reported(b, factory, "OFF")
     b.home.set_state(LAMP, "on", brightness_pct=40)
     assert b.publish(action(LAMP, "p:1:0", brightness_pct=40)) == "queued"
@@ -277,11 +278,16 @@ def test_issue20_state_question_after_the_drop_is_a_fact_again(asked):
     assert hub.turn_text("is the kitchen light on")["response"] == "No, off."
 
 
-def test_issue20_several_targets_one_unconfirmed(asked):
+def test_issue20_several_targets_only_a_found_yes_is_sure(asked):
     hub, b, factory = asked
     hub.turn_text("turn on the kitchen light")
-    said = hub.turn_text("are the lights in the kitchen on")["response"]
-    assert "I've asked the Kitchen Light to turn on" in said, said
+    said = hub.turn_text("are any lights on")["response"]
+    assert said == "Yes, Office Light.", said  # on, as the home knows: the Kitchen Light aside
+    hub.turn_text("turn off the office light")
+    said = hub.turn_text("are any lights on")["response"]
+    assert said == (
+        "I've sent the Kitchen Light and Office Light a command; they haven't confirmed yet."
+    ), said
 
 
 # -- a real Mosquitto, frozen (SIGSTOP) ---------------------------------------------------------
