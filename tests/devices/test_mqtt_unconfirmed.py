@@ -59,7 +59,10 @@ def rig():
     made = []
 
     def make(factory=None) -> MqttBackend:
-        home = Home([Entity(LAMP, "light", "Living Room"), Entity(LIGHT, "light", "Kitchen")])
+        home = Home(
+            [Entity(LAMP, "light", "Living Room"), Entity(LIGHT, "light", "Kitchen")],
+            states={LIGHT: "off"},
+        )
         settings = MqttSettings(
             host="127.0.0.1",
             port=free_port(),
