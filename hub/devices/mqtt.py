@@ -16,22 +16,17 @@ Exactly once, as far as the hub can make it:
    state goes back to what the device last reported, and the user is told once. From then on
    the hub never sends it: the connection checks the row under the same gate just before it
    hands a command to paho, and gives paho nothing while disconnected
-   (:mod:`hub.devices.link`). Only a command already handed to paho (it may have been written
-   to a broker that had not acknowledged it yet) can still arrive. What the user is told:
+   (:mod:`hub.devices.link`). Only a command already handed to paho (perhaps written to a
+   broker that had not acknowledged it) can still arrive. Never handed to paho, or in a
+   dialect whose payload has an ``expires_at`` its device honours (``hub``,
+   :data:`~hub.devices.routes.EXPIRING`), it cannot happen any more: "I couldn't reach the
+   Kitchen Light." (``action_dropped``). Else (Zigbee2MQTT, Tasmota, ...: MQTT v5's expiry
+   counts from when the broker reads it, so a stalled broker delivers it late; issue 20) it
+   may still happen: "The Kitchen Light didn't confirm; it may still turn on."
+   (``action_unconfirmed``), never sent again.
 
-   - never handed to paho, or its dialect's payload carries an ``expires_at`` its device
-     honours (the ``hub`` dialect, :data:`~hub.devices.routes.EXPIRING`): it cannot happen
-     any more, "I couldn't reach the Kitchen Light." (an ``action_dropped`` event);
-   - else (Zigbee2MQTT, Tasmota, ...: MQTT v5's message expiry counts from when the broker
-     reads the message, so a stalled broker may deliver it late, issue 20): it may still
-     happen, "The Kitchen Light didn't confirm; it may still turn on." (an
-     ``action_unconfirmed`` event). It is never sent again; the entity stays marked
-     unconfirmed (:meth:`hub.home.Home.mark_unconfirmed`) until its device reports a state.
-
-While a command is not confirmed (its row pending, or, for the dialects whose devices echo
-their state, :mod:`hub.devices.echo`, until that echo) the entity is marked unconfirmed in the
-home, so a state question says the command is not confirmed instead of the assumed state
-(:func:`hub.act.queries.get_state`).
+Until its device confirms a command, the entity is marked unconfirmed in the home, so a state
+question does not answer the assumed state (:mod:`hub.devices.settle`).
 
 :meth:`MqttBackend.publish` waits at most ``[mqtt] ack_wait_s`` for the PUBACK and returns
 ``"done"`` or ``"queued"`` (the answer then says it will happen when the device is reachable);
@@ -57,8 +52,8 @@ from hub.devices.identity import client_id_for, is_second, release
 from hub.devices.link import Link
 from hub.devices.outbox import DONE, EXPIRED, Outbox
 from hub.devices.pacing import Pacer
-from hub.devices.queued import does, unconfirmed_text
 from hub.devices.routes import DialectError, Routes
+from hub.devices.settle import Settle
 from hub.devices.topics import slug
 from hub.errors import ConfigError, FatalError
 
@@ -121,7 +116,7 @@ class MqttBackend:
         self.echo = EchoWatch(self._unconfirmed)
         self.routes.on_update = self._reported_by
         self.topics = self.routes.topics
-        self._reported = self.routes.reported
+        self.settle = Settle(home, self.routes.reported)
         self.outbox = Outbox(store)
         self.notify = notify if notify is not None else print_event
         self.acks = Acks()
@@ -172,13 +167,13 @@ class MqttBackend:
                 self.acks.take(key)
             return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
         self._ours[key] = action.get("entity", "")
-        self._mark(action)
+        self.settle.mark(action)
         crash_point()
         if cancel is not None and cancel.is_set():  # the turn already said it failed
             with self.link.gate:  # a re-send after a CONNACK may have picked the row up
                 self.outbox.mark(key, EXPIRED)
                 self.link.revoke(key)
-            self._restore(action.get("entity", ""), key)
+            self.settle.restore(action.get("entity", ""), key)
             return "cancelled"
         self._send(key, record)
         limit = (
@@ -203,7 +198,7 @@ class MqttBackend:
             log.warning(
                 "MQTT: %s for %s not sent: %s", action.get("service"), action.get("entity"), exc
             )
-            self._restore(action.get("entity", ""))
+            self.settle.restore(action.get("entity", ""))
             return "unsupported"
         if message.note:  # said after the answer (speech.queued_update), e.g. a clamped value
             action["note"] = message.note
@@ -221,42 +216,18 @@ class MqttBackend:
         if self.routes.reachable(name):
             return ""
         log.info("MQTT: %s not sent to the %s: it is offline", action.get("service"), name)
-        self._restore(name)
+        self.settle.restore(name)
         return "unreachable"
 
     def _unconfirmed(self, event: dict) -> None:
         """No echo: the assumed state is not a fact, so the last reported one is put back."""
-        self._restore(event.get("entity", ""), event.get("idempotency_key"))
+        self.settle.restore(event.get("entity", ""), event.get("idempotency_key"))
         self.notify(event)
 
-    def _mark(self, action: dict) -> None:
-        """``action``'s entity has a command not confirmed yet (see the module doc)."""
-        name = action.get("entity", "")
-        if self.home is not None and self.home.entity(name) is not None:
-            self.home.mark_unconfirmed(name, action["idempotency_key"], does(action))
-
-    def _restore(self, name: str, key: str | None = None) -> None:
-        """Put back the state the device last reported (the actor set it optimistically);
-        with ``key``, that command's unconfirmed mark goes in the same step."""
-        if self.home is None or self.home.entity(name) is None:
-            return
-        reported = self._reported.get(name)
-        if key is not None:
-            if reported is None:
-                self.home.settle(name, key)
-            else:
-                self.home.settle(name, key, reported["state"], reported["attributes"])
-        elif reported is not None:
-            self.home.set_state(name, reported["state"], **reported["attributes"])
-
     def _reported_by(self, name: str) -> None:
-        """A dialect device reported its state (already applied to the home): it answers
-        an echo wait, and settles a command that is no longer pending (acknowledged, or
-        past its TTL unconfirmed); one the broker has not taken yet stays unconfirmed."""
+        """A dialect device reported its state: an echo, perhaps a confirmation."""
         self.echo.echoed(name)
-        mark = self.home.unconfirmed(name) if self.home is not None else None
-        if mark is not None and self.outbox.status(mark["key"]) not in ("pending", "failed"):
-            self.home.settle(name, mark["key"])
+        self.settle.reported_by(name, self.outbox.status)
 
     def _send(self, key: str, record: dict) -> None:
         topic, payload, qos = self._message(key, record)
@@ -336,8 +307,8 @@ class MqttBackend:
         record = self.outbox_record(key) if self.routes.devices else None
         if record is not None and self.routes.dialect(record["action"].get("entity")) in ECHOING:
             self.echo.sent(key, record["action"])
-        elif self.home is not None and name:
-            self.home.settle(name, key)
+        elif name:
+            self.settle.confirmed(name, key)
         self.outbox.mark(key, DONE)
         if acked is not None:
             acked.set()
@@ -366,44 +337,21 @@ class MqttBackend:
         if record is None:
             return
         action = record["action"]
-        name = action.get("entity", "")
         with self.link.gate:
             if self.outbox.status(key) not in ("pending", "failed"):
                 return
             self.outbox.mark(key, EXPIRED)
-            maybe = not refused and self._may_be_at_broker(key, name)
+            maybe = not refused and self._may_be_at_broker(key, action.get("entity", ""))
             self.link.revoke(key)
         self.acks.take(key)
         self.link.forget(key)
         self._ours.pop(key, None)
-        if maybe:  # the assumed state is no fact, nor is the old one: the mark stays
-            self._restore(name)
-            text, event = unconfirmed_text(action), "action_unconfirmed"
-        else:
-            self._restore(name, key)
-            text, event = f"I couldn't reach the {name}.", "action_dropped"
-        log.warning(
-            "MQTT: %s (command %s %s not acknowledged within %g s)",
-            text,
-            action.get("service"),
-            key,
-            self.settings.action_ttl_s,
-        )
-        self.notify(
-            {
-                "event": event,
-                "entity": name,
-                "service": action.get("service"),
-                "idempotency_key": key,
-                "response": text,
-            }
-        )
+        self.notify(self.settle.expired(key, action, maybe, self.settings.action_ttl_s))
 
     def _may_be_at_broker(self, key: str, name: str) -> bool:
         """(Gate held.) True when ``key``'s command may still reach ``name``'s device: it may
-        have been written to a broker (handed to paho in this run, or written by an earlier
-        run of the hub, which this one cannot know) and its device does not drop it by its
-        ``expires_at`` (the payload has none)."""
+        be at a broker (handed to paho in this run, or by an earlier run: not known) and its
+        device does not drop it by its ``expires_at`` (the payload has none)."""
         if self.routes.expires_in_payload(name):
             return False
         return self.link.may_have_written(key) or key not in self._ours
