@@ -98,6 +98,10 @@ def _entity_from_table(table: dict, key: str) -> Entity:
 class Home:
     """Static description of the home plus its mutable state store (thread-safe).
 
+    The store also says which entities have a command their device has not confirmed yet
+    (:meth:`mark_unconfirmed`, set and cleared by the device backend): their state is the one
+    the actor assumed, which answers must not state as a fact (issue 20).
+
     Args:
         entities: the home's entities.
         areas: area names. ``area_floors`` maps area name to floor name.
@@ -137,6 +141,7 @@ class Home:
             for e in self.entities
         }
         self._attributes = {e.name: copy.deepcopy(e.attributes) for e in self.entities}
+        self._unconfirmed: dict[str, dict] = {}  # entity name -> {"key", "verb"} (see mark)
 
     @classmethod
     def from_settings(cls, home: HomeSettings) -> Home:
@@ -219,6 +224,57 @@ class Home:
         with self._lock:
             self._states[entity.name] = str(state)
             self._attributes[entity.name].update(copy.deepcopy(attributes))
+
+    def mark_unconfirmed(self, entity_name: str, key: str, verb: str = "") -> None:
+        """A command (idempotency key ``key``) went to the entity and its device has not
+        confirmed it: the entity's state is assumed, not known, until :meth:`settle`. A newer
+        command replaces an older one's mark.
+
+        ``verb``: what the command asks of the device ("turn on"; "" when there is no word),
+        said in answers ("I've asked the Kitchen Light to turn on; it hasn't confirmed yet.").
+
+        Raises:
+            KeyError: no entity has that name.
+        """
+        entity = self.entity(entity_name)
+        if entity is None:
+            raise KeyError(entity_name)
+        with self._lock:
+            self._unconfirmed[entity.name] = {"key": key, "verb": verb}
+
+    def unconfirmed(self, entity_name: str) -> dict | None:
+        """``{"key", "verb"}`` of the entity's unconfirmed command (:meth:`mark_unconfirmed`),
+        or None: its state is a fact (as the device or the home last had it)."""
+        entity = self.entity(entity_name)
+        if entity is None:
+            return None
+        with self._lock:
+            mark = self._unconfirmed.get(entity.name)
+            return dict(mark) if mark is not None else None
+
+    def settle(
+        self,
+        entity_name: str,
+        key: str | None = None,
+        state: str | None = None,
+        attributes: dict | None = None,
+    ) -> bool:
+        """Clear the entity's unconfirmed mark (only when it is ``key``'s, if given) and, with
+        ``state``, set its state and merge ``attributes``, in one step (a question never sees
+        the mark gone and the assumed state still there). True when a mark was cleared; an
+        unknown entity is ignored."""
+        entity = self.entity(entity_name)
+        if entity is None:
+            return False
+        with self._lock:
+            mark = self._unconfirmed.get(entity.name)
+            cleared = mark is not None and (key is None or mark["key"] == key)
+            if cleared:
+                del self._unconfirmed[entity.name]
+            if state is not None:
+                self._states[entity.name] = str(state)
+                self._attributes[entity.name].update(copy.deepcopy(attributes or {}))
+            return cleared
 
     def snapshot(self) -> dict:
         """All states: ``{entity name: {"state": str, "attributes": dict}}`` (a deep copy)."""

@@ -3,7 +3,10 @@
 Facts come only from their source: device states and attributes from ``[home]``, the weather
 from the weather entity, time and date from the injected clock. HassGetState answers any
 state, and any attribute named in the ``attribute`` slot ("what is the current temperature of
-the EcoBee"); an attribute the entity lacks is said to be missing, never made up.
+the EcoBee"); an attribute the entity lacks is said to be missing, never made up. An entity
+with a command its device has not confirmed (:meth:`hub.home.Home.unconfirmed`: its state is
+the one the hub assumed) is never answered from: "I've asked the Kitchen Light to turn on; it
+hasn't confirmed yet." (issue 20).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from hub.act.common import Context, Outcome, failed, refuse, reply, targets_of
-from hub.act.responses import number_text, render
+from hub.act.responses import error_text, number_text, render
 from hub.intents.delay import in_words
 from hub.intents.match import IntentMatch
 
@@ -33,7 +36,8 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     not known now (``unavailable``/``unknown``: offline, or its link down) is never answered
     from: "Sorry, I can't check the Kitchen Light right now" (BC-42; Home Assistant's English
     templates have no wording for it and would say "No, unavailable"), unless another target
-    already makes it a "yes".
+    already makes it a "yes". Nor is one with an unconfirmed command (its state is assumed):
+    "I've asked the Kitchen Light to turn on; it hasn't confirmed yet.", on the same terms.
     """
     targets = targets_of(ctx, match)
     if not targets.ok:
@@ -43,15 +47,24 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     wanted = match.slots.get("state")
     matched: list[dict] = []
     unmatched: list[dict] = []
-    unknown = [n for n in targets.entities if _unknown(ctx.home.state(n))]
+    marks = {  # read before the states: a settled mark has its state back already
+        n: mark for n in targets.entities if (mark := ctx.home.unconfirmed(n)) is not None
+    }
+    asked = list(marks)
+    unknown = [n for n in targets.entities if n not in asked and _unknown(ctx.home.state(n))]
     for name in targets.entities:
-        if name in unknown:
+        if name in unknown or name in asked:
             continue
         view = ctx.view(name)
         same = wanted is None or str(view["state"]).casefold() == str(wanted).casefold()
         (matched if same else unmatched).append(view)
-    if unknown and not (wanted is not None and matched):  # only a found "yes" is sure
-        return refuse("cant_check", entity=_joined(unknown))
+    if (asked or unknown) and not (wanted is not None and matched):  # only a "yes" is sure
+        if not asked:
+            return refuse("cant_check", entity=_joined(unknown))
+        said = [_unconfirmed(match, asked, [marks[n] for n in asked])]
+        if unknown:
+            said.append(error_text("cant_check", entity=_joined(unknown)) + ".")
+        return Outcome(" ".join(said))
     first = (matched or unmatched)[0]
     query = {"matched": matched, "unmatched": unmatched}
     return Outcome(render(match.intent, _state_key(match), match.slots, first, query))
@@ -60,6 +73,22 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
 NOT_KNOWN = frozenset({"unavailable", "unknown"})
 """States that say nothing about the device (Home Assistant's ``STATE_UNAVAILABLE`` /
 ``STATE_UNKNOWN``; also what the hub sets while its link to the device is down, BC-42)."""
+
+
+def _unconfirmed(match: IntentMatch, names: list[str], marks: list[dict]) -> str:
+    """ "I've asked the Kitchen Light to turn on; it hasn't confirmed yet." for the entities
+    ``names`` whose commands (``marks``, :meth:`hub.home.Home.unconfirmed`) are not confirmed."""
+    verbs = {m.get("verb") or "" for m in marks}
+    verb = verbs.pop() if len(verbs) == 1 else ""
+    text = render(
+        match.intent,
+        "unconfirmed",
+        match.slots,
+        entity=_joined(names),
+        verb=verb,
+        many=len(names) > 1,
+    )
+    return text if text.endswith(".") else text + "."
 
 
 def _unknown(state: str | None) -> bool:
@@ -72,6 +101,9 @@ def _joined(names: list[str]) -> str:
 
 def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:
     """The value of the ``attribute`` slot on entity ``name``."""
+    mark = ctx.home.unconfirmed(name)
+    if mark is not None:  # its brightness, color ... are the ones the hub assumed
+        return Outcome(_unconfirmed(match, [name], [mark]))
     if ctx.home.state(name) == "unavailable":  # its attributes are as old as its state
         return refuse("cant_check", entity=name)
     key = str(match.slots["attribute"]).strip().lower().replace(" ", "_")

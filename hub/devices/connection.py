@@ -4,7 +4,8 @@ again in :mod:`hub.devices.reconnect`).
 
 This module never imports :mod:`hub.devices.link`: a :class:`Session` reads only the link's
 public hand-over state (``queue``, ``queue_lock``, ``gate``, ``wake_fd``, ``stopping``,
-``generation``, ``is_current``, ``handlers``, ``factory``, ``rng``, ``stop_deadline``).
+``generation``, ``is_current``, ``handlers``, ``factory``, ``rng``, ``stop_deadline``,
+``handed``: each command key it gives paho is added there first).
 
 connect (a new paho client object) ─► CONNACK ─► serve (select, read, hand over, write,
 keep-alive, probes) ─► lost ─► back off with jitter ─► connect again with another new client
@@ -239,6 +240,8 @@ class Session:
                     props.ContentType = "application/json"
             if left is not None:
                 props.MessageExpiryInterval = max(1, math.ceil(left))
+        if key is not None:  # from here on it may reach the broker, whatever happens next
+            self.link.handed.add(key)
         info = self.client.publish(topic, payload, qos=qos, retain=retain, properties=props)
         if qos > 0:
             self.inflight[info.mid] = key

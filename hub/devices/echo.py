@@ -4,6 +4,8 @@ The broker's PUBACK says the command reached the broker, not the device. Devices
 dialects publish their state after every command; one that publishes nothing within
 :data:`ECHO_S` after the PUBACK is reported once: one WARNING and an ``action_unconfirmed``
 event ("The Kitchen Light didn't confirm."), like ``action_dropped``. Nothing is re-sent.
+Until the echo (or that event) the entity is marked unconfirmed in the home
+(:meth:`hub.home.Home.mark_unconfirmed`): a state question does not answer the assumed state.
 """
 
 from __future__ import annotations

@@ -79,6 +79,10 @@ class Link:
         self.gate = threading.RLock()
         """Held while a command is checked and handed to paho, and while one is dropped."""
         self._session = None  # the current generation's Session
+        self.handed: set[str] = set()
+        """Command keys handed to a paho client (any connection, any generation) and not
+        acknowledged or dropped since: their bytes may have reached a broker (:meth:`revoke`
+        cannot take them back)."""
         self.queue: collections.deque = collections.deque()
         self.wake_fd, self._wake_w = os.pipe()
         os.set_blocking(self.wake_fd, False)
@@ -125,6 +129,17 @@ class Link:
         session = self._session
         if session is not None and session.holds_unwritten(key):
             session.abort(f"command {key} was dropped while paho still held it", end=False)
+
+    def may_have_written(self, key: str) -> bool:
+        """True when ``key``'s command was handed to a paho client and not acknowledged: it
+        may be at a broker already, which delivers it whenever it gets to it (call with
+        :attr:`gate` held to know it will not be handed over after)."""
+        return key in self.handed
+
+    def forget(self, key: str) -> None:
+        """``key``'s command is acknowledged or dropped: :meth:`may_have_written` no longer
+        needs it."""
+        self.handed.discard(key)
 
     def stop(self, timeout_s: float = 1.0) -> None:
         """Publish ``offline`` (retained), disconnect cleanly, end the threads."""

@@ -13,12 +13,20 @@ Exactly once, as far as the hub can make it:
 2. the broker's PUBACK marks it ``done``; until then it stays ``pending`` and is never reported
    failed: it is sent again on every new connection (after a reconnect, at start-up);
 3. a row not acknowledged within ``[mqtt] action_ttl_s`` becomes ``expired``: the entity's
-   state goes back to what the device last reported, and the user is told once ("I couldn't
-   reach the Kitchen Light.", an ``action_dropped`` event). From then on the hub never sends
-   it: the connection checks the row under the same gate just before it hands a command to
-   paho, and gives paho nothing while disconnected (:mod:`hub.devices.link`). Only a command
-   already written to a broker that had not acknowledged it yet can still arrive; its
-   ``expires_at`` has passed by then.
+   state goes back to what the device last reported, and the user is told once. From then on
+   the hub never sends it: the connection checks the row under the same gate just before it
+   hands a command to paho, and gives paho nothing while disconnected
+   (:mod:`hub.devices.link`). Only a command already handed to paho (perhaps written to a
+   broker that had not acknowledged it) can still arrive. Never handed to paho, or in a
+   dialect whose payload has an ``expires_at`` its device honours (``hub``,
+   :data:`~hub.devices.routes.EXPIRING`), it cannot happen any more: "I couldn't reach the
+   Kitchen Light." (``action_dropped``). Else (Zigbee2MQTT, Tasmota, ...: MQTT v5's expiry
+   counts from when the broker reads it, so a stalled broker delivers it late; issue 20) it
+   may still happen: "The Kitchen Light didn't confirm; it may still turn on."
+   (``action_unconfirmed``), never sent again.
+
+Until its device confirms a command, the entity is marked unconfirmed in the home, so a state
+question does not answer the assumed state (:mod:`hub.devices.settle`).
 
 :meth:`MqttBackend.publish` waits at most ``[mqtt] ack_wait_s`` for the PUBACK and returns
 ``"done"`` or ``"queued"`` (the answer then says it will happen when the device is reachable);
@@ -45,6 +53,7 @@ from hub.devices.link import Link
 from hub.devices.outbox import DONE, EXPIRED, Outbox
 from hub.devices.pacing import Pacer
 from hub.devices.routes import DialectError, Routes
+from hub.devices.settle import Settle
 from hub.devices.topics import slug
 from hub.errors import ConfigError, FatalError
 
@@ -75,7 +84,8 @@ class MqttBackend:
             devices; None: no entities (commands still go to the default topics).
         store: the hub's store (outbox, install id, discovery topics); None: memory only.
         breaker: a :class:`hub.resilience.breaker.CircuitBreaker` for the broker, or None.
-        notify: ``(event dict) -> None`` for ``action_dropped``; default :func:`print_event`.
+        notify: ``(event dict) -> None`` for ``action_dropped`` and ``action_unconfirmed``;
+            default :func:`print_event`.
         client_factory: ``(client_id) -> paho Client`` (tests).
         service: True for the long-running service (``hub run`` / ``hub wyoming``), the one
             identity of the hub in MQTT: availability and discovery. False for one-off
@@ -104,12 +114,13 @@ class MqttBackend:
         self.settings, self.home, self.breaker, self._clock = settings, home, breaker, clock
         self.routes = Routes(settings, home)
         self.echo = EchoWatch(self._unconfirmed)
-        self.routes.on_update = self.echo.echoed
+        self.routes.on_update = self._reported_by
         self.topics = self.routes.topics
-        self._reported = self.routes.reported
+        self.settle = Settle(home, self.routes.reported)
         self.outbox = Outbox(store)
         self.notify = notify if notify is not None else print_event
         self.acks = Acks()
+        self._ours: dict[str, str] = {}  # key -> entity of rows this run wrote (not finished)
         self.service = service
         self.client_id = client_id_for(settings, store, "" if service else "once")
         owner = service and not is_second(self.client_id)  # a second hub leaves HA's to it
@@ -155,11 +166,14 @@ class MqttBackend:
             if before != "pending":
                 self.acks.take(key)
             return "done" if before == DONE else "repeat" if before == EXPIRED else "queued"
+        self._ours[key] = action.get("entity", "")
+        self.settle.mark(action)
         crash_point()
         if cancel is not None and cancel.is_set():  # the turn already said it failed
             with self.link.gate:  # a re-send after a CONNACK may have picked the row up
                 self.outbox.mark(key, EXPIRED)
                 self.link.revoke(key)
+            self.settle.restore(action.get("entity", ""), key)
             return "cancelled"
         self._send(key, record)
         limit = (
@@ -184,7 +198,7 @@ class MqttBackend:
             log.warning(
                 "MQTT: %s for %s not sent: %s", action.get("service"), action.get("entity"), exc
             )
-            self._restore(action.get("entity", ""))
+            self.settle.restore(action.get("entity", ""))
             return "unsupported"
         if message.note:  # said after the answer (speech.queued_update), e.g. a clamped value
             action["note"] = message.note
@@ -202,19 +216,18 @@ class MqttBackend:
         if self.routes.reachable(name):
             return ""
         log.info("MQTT: %s not sent to the %s: it is offline", action.get("service"), name)
-        self._restore(name)
+        self.settle.restore(name)
         return "unreachable"
 
     def _unconfirmed(self, event: dict) -> None:
         """No echo: the assumed state is not a fact, so the last reported one is put back."""
-        self._restore(event.get("entity", ""))
+        self.settle.restore(event.get("entity", ""), event.get("idempotency_key"))
         self.notify(event)
 
-    def _restore(self, name: str) -> None:
-        """Put back the state the device last reported (the actor set it optimistically)."""
-        reported = self._reported.get(name)
-        if reported is not None and self.home is not None and self.home.entity(name):
-            self.home.set_state(name, reported["state"], **reported["attributes"])
+    def _reported_by(self, name: str) -> None:
+        """A dialect device reported its state: an echo, perhaps a confirmation."""
+        self.echo.echoed(name)
+        self.settle.reported_by(name, self.outbox.status)
 
     def _send(self, key: str, record: dict) -> None:
         topic, payload, qos = self._message(key, record)
@@ -274,22 +287,28 @@ class MqttBackend:
         return left if left > 0 else None
 
     def on_ack(self, key: str, ok: bool) -> None:
-        """PUBACK for ``key``: the row is done (or dropped when the broker refused it)."""
+        """PUBACK for ``key``: the row is done (or dropped when the broker refused it); the
+        entity's command is confirmed now, or, for a device that echoes, at its echo."""
         acked = self.acks.take(key)
         if not ok:
             log.warning("MQTT broker refused the command %s", key)
-            self._drop(key, self.outbox_record(key))
+            self._drop(key, self.outbox_record(key), refused=True)
             return
+        self.link.forget(key)
+        name = self._ours.pop(key, "")
         if self.outbox.status(key) == EXPIRED:
             log.warning(
                 "MQTT: command %s, written before it expired, reached the broker after; "
-                "the device drops it (its expires_at has passed)",
+                "a hub-dialect device drops it (its expires_at has passed), others may act on "
+                "it (their next state settles it)",
                 key,
             )
             return
         record = self.outbox_record(key) if self.routes.devices else None
         if record is not None and self.routes.dialect(record["action"].get("entity")) in ECHOING:
             self.echo.sent(key, record["action"])
+        elif name:
+            self.settle.confirmed(name, key)
         self.outbox.mark(key, DONE)
         if acked is not None:
             acked.set()
@@ -310,37 +329,32 @@ class MqttBackend:
         """Drop every pending row past its ``expires_at`` now; returns how many."""
         return self.expiry.expire()
 
-    def _drop(self, key: str, record: dict | None) -> None:
+    def _drop(self, key: str, record: dict | None, refused: bool = False) -> None:
         """Mark ``key`` expired (under the link's gate, so the connection never sends it after
-        this), undo the optimistic state, tell the user once."""
+        this), undo the optimistic state, tell the user once: "I couldn't reach ..." when it
+        cannot happen any more (``refused`` by the broker, never handed to paho, or its device
+        honours ``expires_at``), else "... didn't confirm; it may still ..." (module doc)."""
         if record is None:
             return
+        action = record["action"]
         with self.link.gate:
             if self.outbox.status(key) not in ("pending", "failed"):
                 return
             self.outbox.mark(key, EXPIRED)
+            maybe = not refused and self._may_be_at_broker(key, action.get("entity", ""))
             self.link.revoke(key)
         self.acks.take(key)
-        action = record["action"]
-        name = action.get("entity", "")
-        self._restore(name)
-        text = f"I couldn't reach the {name}."
-        log.warning(
-            "MQTT: %s (command %s %s not acknowledged within %g s)",
-            text,
-            action.get("service"),
-            key,
-            self.settings.action_ttl_s,
-        )
-        self.notify(
-            {
-                "event": "action_dropped",
-                "entity": name,
-                "service": action.get("service"),
-                "idempotency_key": key,
-                "response": text,
-            }
-        )
+        self.link.forget(key)
+        self._ours.pop(key, None)
+        self.notify(self.settle.expired(key, action, maybe, self.settings.action_ttl_s))
+
+    def _may_be_at_broker(self, key: str, name: str) -> bool:
+        """(Gate held.) True when ``key``'s command may still reach ``name``'s device: it may
+        be at a broker (handed to paho in this run, or by an earlier run: not known) and its
+        device does not drop it by its ``expires_at`` (the payload has none)."""
+        if self.routes.expires_in_payload(name):
+            return False
+        return self.link.may_have_written(key) or key not in self._ours
 
     def healthy(self) -> bool:
         """False once the network loop died and could not be rebuilt (stop feeding the

@@ -2,7 +2,8 @@
 
 A queued command may still happen, so the hub never says it failed: "I'll turn on the
 Kitchen Light when it's reachable." (and, if it is later dropped, "I couldn't reach the
-Kitchen Light.", from :mod:`hub.devices.mqtt`).
+Kitchen Light.", from :mod:`hub.devices.mqtt`; or, when it may already be at a broker and
+its device would still act on it, "The Kitchen Light didn't confirm; it may still turn on.").
 """
 
 from __future__ import annotations
@@ -29,6 +30,57 @@ VERBS = {
     "add_item": "add that to",
 }
 """Home Assistant service -> the verb the queued sentence uses."""
+
+
+DOES = {
+    "turn_on": "turn on",
+    "turn_off": "turn off",
+    "lock": "lock",
+    "unlock": "unlock",
+    "open_cover": "open",
+    "close_cover": "close",
+    "open_valve": "open",
+    "close_valve": "close",
+    "set_cover_position": "move",
+    "set_valve_position": "move",
+    "media_pause": "pause",
+    "media_play": "resume playing",
+    "media_next_track": "skip to the next track",
+    "media_previous_track": "go back a track",
+    "volume_set": "change its volume",
+    "start": "start",
+    "return_to_base": "return to its base",
+    "start_mowing": "start mowing",
+    "dock": "dock",
+}
+"""Home Assistant service -> what the device does, said of it ("it may still turn on",
+"I've asked the Kitchen Light to turn on"). A service not here has no word: "" ."""
+_SETTING = {
+    "brightness_pct": "change its brightness",
+    "color_name": "change its color",
+    "color_temp_kelvin": "change its color temperature",
+}
+"""A ``turn_on`` that sets one of these (a light setting) is said as this."""
+
+
+def does(action: dict) -> str:
+    """What ``action`` asks of its device, as a verb phrase ("turn on", "change its
+    brightness"), or "" when there is no word for it."""
+    data = action.get("data") or {}
+    if action.get("service") == "turn_on":
+        if data.get("brightness_pct") == 0:  # HassLightSet to 0 percent: the light goes off
+            return "turn off"
+        for key, phrase in _SETTING.items():
+            if key in data:
+                return phrase
+    return DOES.get(action.get("service") or "", "")
+
+
+def unconfirmed_text(action: dict) -> str:
+    """What the hub says when a command may still reach its device but did not confirm in
+    time: ``The Kitchen Light didn't confirm; it may still turn on.``"""
+    name, verb = action.get("entity", "device"), does(action)
+    return f"The {name} didn't confirm; it may still {verb or 'happen'}."
 
 
 REFUSED = {

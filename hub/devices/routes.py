@@ -17,6 +17,12 @@ from hub.devices.topics import StateError, command_payload, entity_topics, parse
 
 log = logging.getLogger("hub.devices.mqtt")
 
+EXPIRING = frozenset({"hub"})
+"""Dialects whose command payload carries ``expires_at``, which their devices must honour (a
+command that arrives late is dropped by the device). The others' payloads carry no expiry,
+and MQTT v5's message expiry counts from when the broker reads the message: a command
+written to a broker that stalled arrives whenever the broker gets to it."""
+
 
 class Routes:
     """Topics of the home's entities and their translation to and from the wire.
@@ -57,6 +63,11 @@ class Routes:
         """The entity's dialect name (``hub`` for the hub's own JSON)."""
         dev = self.devices.get(name)
         return dev.dialect if dev is not None else "hub"
+
+    def expires_in_payload(self, name: str) -> bool:
+        """True when the entity's device drops a command past its ``expires_at``
+        (:data:`EXPIRING`)."""
+        return self.dialect(name) in EXPIRING
 
     def reachable(self, name: str) -> bool:
         """False once the device (or its bridge) said it is offline, until it is online."""
@@ -140,4 +151,4 @@ class Routes:
         log.debug("MQTT: %s is %s %s", name, state, attributes or "")
 
 
-__all__ = ["Routes", "DialectError"]
+__all__ = ["Routes", "DialectError", "EXPIRING"]
