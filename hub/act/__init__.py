@@ -24,6 +24,7 @@ from dataclasses import replace
 
 from hub.act.alarms import AlertError
 from hub.act.common import Context, Outcome
+from hub.act.lost import settle
 from hub.act.queries import later
 from hub.act.responses import error_text
 from hub.act.timers import TimerError, Timers
@@ -65,13 +66,21 @@ class Actor:
         alerts: the hub's alarms and reminders (:class:`hub.act.alarms.Alerts`), or None.
         lists: where list items are kept (:class:`hub.act.liststore.ListStore`); the stored
             lists are put on the home now. None: lists live in the home only.
+        losses: what a repair of the store lost (:class:`hub.store.losses.Losses`), or None.
     """
 
     def __init__(
-        self, home: Home, timers: Timers, clock=time.time, tz=None, lists=None, alerts=None
+        self,
+        home: Home,
+        timers: Timers,
+        clock=time.time,
+        tz=None,
+        lists=None,
+        alerts=None,
+        losses=None,
     ) -> None:
         self._context = Context(
-            home=home, timers=timers, clock=clock, tz=tz, lists=lists, alerts=alerts
+            home=home, timers=timers, clock=clock, tz=tz, lists=lists, alerts=alerts, losses=losses
         )
         if lists is not None:
             lists.restore(home)
@@ -105,6 +114,7 @@ class Actor:
             outcome = handler(self._context, match)
         except (TimerError, AlertError) as exc:
             return Outcome(error_text(exc.key), ok=False)
+        settle(self._context, match.intent, outcome)  # something new set: a loss is settled
         if outcome.actions and not outcome.response.strip():  # a template that failed to render
             return replace(outcome, response=DONE)
         return outcome

@@ -16,6 +16,7 @@ from datetime import time, timedelta
 
 from hub.act.alarms import Alert, AlertError, Alerts
 from hub.act.common import Context, Outcome, action, refuse
+from hub.act.lost import noted
 from hub.act.responses import render
 from hub.intents.rules import IntentMatch
 
@@ -116,8 +117,8 @@ def list_alarms(ctx: Context, match: IntentMatch) -> Outcome:
     """HubAlarmList: "You have 2 alarms: 7 AM on Sunday and 6:30 AM every weekday."."""
     alarms = _alerts(ctx).active("alarm")
     if not alarms:
-        return Outcome(render(match.intent, "none", match.slots))
-    return Outcome(
+        return noted(ctx, "alerts", Outcome(render(match.intent, "none", match.slots)), empty=True)
+    said = Outcome(
         render(
             match.intent,
             "default",
@@ -126,6 +127,7 @@ def list_alarms(ctx: Context, match: IntentMatch) -> Outcome:
             items=_joined([describe(a) for a in alarms]),
         )
     )
+    return noted(ctx, "alerts", said, empty=False)
 
 
 def _joined(items: list[str]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from typing import Any
 
 from hub.act.alarms import Alerts
 from hub.act.liststore import ListStore
@@ -35,8 +36,9 @@ class Outcome:
 @dataclass(frozen=True)
 class Context:
     """What handlers work on: the home, the timers, a wall clock, a time zone, where the
-    lists are kept (a :class:`hub.act.liststore.ListStore`; None: in the home only) and the
-    alarms (:class:`hub.act.alarms.Alerts`, or None)."""
+    lists are kept (a :class:`hub.act.liststore.ListStore`; None: in the home only), the
+    alarms (:class:`hub.act.alarms.Alerts`, or None) and what a repair of the store lost
+    (``losses``: :class:`hub.store.losses.Losses`, or None; see :mod:`hub.act.lost`)."""
 
     home: Home
     timers: Timers
@@ -44,6 +46,7 @@ class Context:
     tz: tzinfo | None = None
     lists: ListStore | None = None
     alerts: Alerts | None = None
+    losses: Any = None
 
     def now(self) -> datetime:
         """The current local time (``tz``, else the system's zone)."""

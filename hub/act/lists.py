@@ -18,6 +18,7 @@ removes every item, open and checked off.
 from __future__ import annotations
 
 from hub.act.common import Context, Outcome, action, failed, refuse, reply, targets_of
+from hub.act.lost import noted
 from hub.act.responses import render
 from hub.intents.match import IntentMatch
 
@@ -69,11 +70,14 @@ def get_items(ctx: Context, match: IntentMatch) -> Outcome:
     items = [str(i) for i in (remote if remote is not None else attrs.get("items", []))]
     top = list(reversed(items))[:TOP]
     key = "items" if top else "no_items"
-    return Outcome(
+    said = Outcome(
         render(
             match.intent, key, match.slots, count=len(top), items=", ".join(top), list=_spoken(name)
         )
     )
+    if remote is not None:  # Home Assistant's list: what it holds, nothing lost here
+        return said
+    return noted(ctx, "lists", said, empty=not top, list=_spoken(name))
 
 
 def clear_items(ctx: Context, match: IntentMatch) -> Outcome:

@@ -42,6 +42,8 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     targets = targets_of(ctx, match)
     if not targets.ok:
         return failed(targets)
+    if match.slots.get("attribute") == "brightness":
+        return _brightness(ctx, match, targets.entities[0])
     if match.slots.get("attribute"):
         return _attribute(ctx, match, targets.entities[0])
     wanted = match.slots.get("state")
@@ -97,6 +99,22 @@ def _unknown(state: str | None) -> bool:
 
 def _joined(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _brightness(ctx: Context, match: IntentMatch, name: str) -> Outcome:
+    """A light's brightness: "Kitchen Light brightness is 40%" from ``brightness_pct``; "...
+    is off" when off; "I don't know how bright ... is" when it is on and no level is known."""
+    state = ctx.home.state(name)
+    if _unknown(state):
+        return refuse("cant_check", entity=name)
+    slots = {**match.slots, "name": name}
+    level = ctx.home.attributes(name).get("brightness_pct")
+    if str(state).casefold() == "off":
+        return Outcome(render(match.intent, "brightness_off", slots, ctx.view(name)))
+    if not isinstance(level, (int, float)) or isinstance(level, bool):
+        return Outcome(render(match.intent, "brightness_unknown", slots, ctx.view(name)))
+    value = number_text(level)
+    return Outcome(render(match.intent, "brightness", slots, ctx.view(name), value=value))
 
 
 def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 from hub.act.common import Context, Outcome, action, failed, refuse, targets_of
+from hub.act.lost import noted
 from hub.act.responses import render
 from hub.act.timers import TimerError, TimerInfo
 from hub.intents.match import INTENT_DOMAINS, IntentMatch, duration_s
@@ -184,8 +185,10 @@ def status_text(timers: list[TimerInfo]) -> str:
 
 
 def status(ctx: Context, match: IntentMatch) -> Outcome:
-    """HassTimerStatus: "4 minutes and 50 seconds left."."""
-    return Outcome(status_text(ctx.timers.status(**_filters(match))))
+    """HassTimerStatus: "4 minutes and 50 seconds left."; "I have no timers on record, but
+    ..." when the store lost some (:mod:`hub.act.lost`)."""
+    timers = ctx.timers.status(**_filters(match))
+    return noted(ctx, "timers", Outcome(status_text(timers)), empty=not timers)
 
 
 def nevermind(ctx: Context, match: IntentMatch) -> Outcome:

@@ -61,9 +61,15 @@ def store_location(args, settings) -> str:
     """The store file: ``--store``, else ``[store] path``, else the user's store for this
     config file (:func:`hub.store.db.default_store_path`).
 
+    A given file that is damaged (not even its SQLite header is left: a torn first page)
+    is opened like the default one: the store moves it aside and salvages it (BC-33). Only a
+    text file (a config or notes file named by mistake) is refused: it is no store, and
+    moving it aside would move someone's file.
+
     Raises:
         BadInputError: the folder of a ``--store`` or ``[store] path`` does not exist and
-            ``--store-create`` was not given (a typo must not create folders).
+            ``--store-create`` was not given (a typo must not create folders); the file is
+            a text file, not a store.
     """
     # lazy: hub --help imports every command's module; the store (numpy, SQLite) only here
     from hub.store.db import default_store_path
@@ -81,9 +87,9 @@ def store_location(args, settings) -> str:
             f"store {given}: is a folder or not a regular file (give a file "
             "name, e.g. {given}/hub.db)".replace("{given}", str(given).rstrip("/"))
         )
-    if path.is_file() and path.stat().st_size and not _is_sqlite(path):
+    if path.is_file() and path.stat().st_size and not _is_sqlite(path) and _is_text(path):
         raise BadInputError(
-            f"store {given}: not a hub store (not an SQLite file); give a new "
+            f"store {given}: not a hub store (a text file, not an SQLite file); give a new "
             "file name or an existing store"
         )
     if not path.parent.is_dir() and not getattr(args, "store_create", False):
@@ -103,6 +109,23 @@ def _is_sqlite(path: Path) -> bool:
             return f.read(16) == b"SQLite format 3\x00"
     except OSError:
         return True  # unreadable: the store itself reports it and runs without it
+
+
+def _is_text(path: Path) -> bool:
+    """True when ``path`` starts like a text file (UTF-8, no NUL byte in its first 4 KB): a
+    damaged database is binary."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    if b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3  # a character cut at the 4 KB boundary
+    return True
 
 
 def settings_for(args) -> Settings:

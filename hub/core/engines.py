@@ -43,6 +43,7 @@ def _actor(hub):
     # lazy: an engine's module (and its library) loads only when the engine is built
     from hub.act import Actor
     from hub.act.liststore import ListStore
+    from hub.store.losses import Losses
 
     return Actor(
         hub.home,
@@ -51,6 +52,7 @@ def _actor(hub):
         tz=hub.alarms.zone,  # one wall clock
         lists=ListStore(hub.store, remote=lambda name: _ha_items(hub, name)),
         alerts=hub.alarms,
+        losses=Losses(hub.store),
     )
 
 

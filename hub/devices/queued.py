@@ -109,6 +109,11 @@ def queued_text(actions: list[dict]) -> str:
     return " ".join(out)
 
 
+def all_sent(sent: list[tuple[dict, str]]) -> bool:
+    """True when none of ``sent`` (``(action, result)`` pairs) was only queued or refused."""
+    return not any(result in ("queued", "ha_queued") or result in REFUSED for _, result in sent)
+
+
 def queued_update(state: Mapping[str, Any], response: str, sent: list[tuple[dict, str]]) -> dict:
     """The act node's extra update when some of its actions were only queued.
 

@@ -2,8 +2,11 @@
 them here) and their audio rendered ahead of time.
 
 :class:`CannedAnswers` keeps the audio of :data:`CANNED` in the store, rendered with the
-configured voice at start-up (:meth:`CannedAnswers.prerender`), so the placeholder (L4) and
-"Done." play even when the TTS is down.
+configured voice at start-up (:meth:`CannedAnswers.prerender`), so the placeholder (L4),
+"Done." and "Sorry, I can't speak right now." play even when the TTS is down. Two of them also
+ship as WAV files (en_US-joe-medium), for when none was rendered: the placeholder and
+:data:`CANT_SPEAK`, so an answer that cannot be synthesized is always replaced by a sentence
+that is true for it (:func:`hub.graph.synthesis.placeholder`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,12 @@ NOT_CAUGHT = "Sorry, I didn't catch that."
 """The answer to speech the recognizer rejected as outside the grammar (not silence)."""
 
 DONE = "Done."
-"""Said (pre-rendered) when an action succeeded but its answer cannot be synthesized."""
+"""Said (pre-rendered) when every command of the turn was carried out but its answer cannot be
+synthesized; never for a question, a refusal or a command only queued."""
+
+CANT_SPEAK = "Sorry, I can't speak right now."
+"""Said (pre-rendered) when the answer cannot be synthesized and no pre-rendered sentence says
+what it says (a question asked back, a device's state, a partial success...)."""
 
 ACT_FAILED = "Sorry, I couldn't do that right now."
 """The answer when a device action failed after its retry."""
@@ -39,16 +47,21 @@ NOTHING_TO_CONFIRM = "There's nothing to confirm."
 CANCELLED = "Okay, I won't."
 """The answer to a "no" after "Do you want me to ...?"."""
 
-CANNED = (PLACEHOLDER_TEXT, ACT_FAILED, NOT_UNDERSTOOD, DONE)
-"""The fixed answers rendered ahead of time (placeholder, failed action, not understood)."""
+CANNED = (PLACEHOLDER_TEXT, ACT_FAILED, NOT_UNDERSTOOD, DONE, CANT_SPEAK)
+"""The fixed answers rendered ahead of time (placeholder, failed action, not understood, done,
+can't speak)."""
 
 PLACEHOLDER_WAV = DATA_DIR / "placeholder.wav"
 """The placeholder as shipped (en_US-joe-medium), for when none was rendered."""
+
+SHIPPED = {PLACEHOLDER_TEXT: PLACEHOLDER_WAV, CANT_SPEAK: DATA_DIR / "cant_speak.wav"}
+"""Canned answers that also ship as WAV files (en_US-joe-medium, int16 mono)."""
 
 __all__ = [
     "ACT_FAILED",
     "CANCELLED",
     "CANNED",
+    "CANT_SPEAK",
     "DONE",
     "NOTHING_TO_CONFIRM",
     "NOT_CAUGHT",
@@ -82,17 +95,25 @@ class CannedAnswers:
         found = self.store.get_response_audio("canned:" + response_key(text))
         return AudioChunk(pcm=found[0], rate=found[1], text=text) if found else None
 
+    def clip(self, text: str) -> AudioChunk | None:
+        """The audio of canned answer ``text``: the copy rendered at start-up with the
+        configured voice when there is one, else the one that ships (:data:`SHIPPED`), else
+        None."""
+        chunk = self.audio(text)
+        if chunk is not None or text not in SHIPPED:
+            return chunk
+        with wave.open(str(SHIPPED[text]), "rb") as w:
+            return AudioChunk(pcm=w.readframes(w.getnframes()), rate=w.getframerate(), text=text)
+
     def placeholder(self) -> tuple[bytes, int]:
         """The placeholder speech rendered ahead of time: ``(pcm int16 mono, rate)``.
 
         The copy rendered at start-up with the configured voice when there is one, else the
         one that ships (``hub/data/placeholder.wav``).
         """
-        chunk = self.audio(PLACEHOLDER_TEXT)
-        if chunk is not None:
-            return chunk.pcm, chunk.rate
-        with wave.open(str(PLACEHOLDER_WAV), "rb") as w:
-            return w.readframes(w.getnframes()), w.getframerate()
+        chunk = self.clip(PLACEHOLDER_TEXT)
+        assert chunk is not None  # it ships
+        return chunk.pcm, chunk.rate
 
     def prerender(self, tts: Callable[[], Any]) -> None:
         """Render the canned answers with ``tts()`` (the TTS engine) and store them.

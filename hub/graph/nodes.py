@@ -18,7 +18,7 @@ from hub import names
 from hub.act.alert_ring import missed_notice
 from hub.act.honest import miss_update, nothing_to_stop
 from hub.act.timing import in_area  # a timer set in a room rings in that room
-from hub.devices.queued import queued_update
+from hub.devices.queued import all_sent, queued_update
 from hub.errors import TimeoutError_
 from hub.facts.answers import honest_answer
 from hub.facts.claims import made_up
@@ -33,6 +33,7 @@ from hub.graph.facts import beyond_source, fact_matches, fact_update
 from hub.graph.hearing import grammar_pass, hear_again
 from hub.graph.speech import join_sentences
 from hub.graph.state import TurnContext, TurnState
+from hub.intents.catalog import has_side_effects
 from hub.intents.faq import curated_level
 from hub.intents.followup import record_turn
 from hub.intents.reference import resolve_reference
@@ -285,8 +286,10 @@ def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     record_turn(ctx.conversation, ctx.home, state["matches"], outcomes)  # what "it" means
     first = state["matches"][0]
     response = join_sentences(o.response for o in outcomes)
+    done = all(o.ok for o in outcomes) and all_sent(sent)
     update = {
         "outcomes": outcomes,
+        "done": done and all(has_side_effects(m.intent) for m in state["matches"]),
         "response": response,
         "intent": first.intent,
         "slots": dict(first.slots),

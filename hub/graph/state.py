@@ -20,7 +20,7 @@ request never inherits another's errors and nothing can be appended forever (cas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from hub.act.common import Outcome  # LangGraph resolves TurnState's hints: real imports
@@ -118,6 +118,7 @@ class Answer(TypedDict, total=False):
     """What was done and said."""
 
     outcomes: list[Outcome]  # one per match
+    done: bool  # every command changed something and was carried out (none queued or refused)
     response: str
     spoken: str  # what was spoken when the TTS cut the response (else unset)
     nothing_to_say: bool  # the LLM answer had no speakable text (BC-08): nothing is spoken
@@ -208,6 +209,9 @@ class TurnContext:
             with the transcript by the ``asr`` node.
         speech: the streamed LLM answer (the speech sink), made by the ``llm_answer`` node
             (:meth:`answer_speech`); the orchestrator closes it when the turn ends.
+        played: the answer's audio chunks the ``tts`` node handed to the conversation's
+            player, in order (kept when it fails half-way, so the fallback says what was
+            said).
     """
 
     deadline: Deadline
@@ -228,6 +232,7 @@ class TurnContext:
     asr_stream: AsrStream | None = None
     fingerprint: Fingerprint | None = None
     speech: AnswerSpeech | None = None
+    played: list[Any] = field(default_factory=list)
 
     def answer_speech(self, started: float) -> AnswerSpeech:
         """The turn's streamed answer, made on first use (the same one on a retry).

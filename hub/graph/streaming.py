@@ -70,6 +70,7 @@ class AnswerSpeech:
         self.ttfa_ms: float | None = None
         self.said: list[str] = []  # sentences fully synthesized, in order
         self.pieces: list[str] = []  # the text of each chunk played, as spoken
+        self.played: list[Any] = []  # each chunk handed to the player (AudioChunk)
         self.failed = False
         self._thread: threading.Thread | None = None
 
@@ -125,6 +126,7 @@ class AnswerSpeech:
             self.pcm += chunk.pcm
             self.rate = chunk.rate
             self.pieces.append(chunk.text)
+            self.played.append(chunk)
             self._play(chunk)
             if not self.said or self.said[-1] is not sentence:
                 self.said.append(sentence)
@@ -144,6 +146,10 @@ class AnswerSpeech:
                     self._stop.set()
                     raise TimeoutError_("answer speech did not finish in time", node=TTS)
                 thread.join(_POLL_S)
+        return self.unsaid()
+
+    def unsaid(self) -> list[str]:
+        """The sentences added but not (yet) said, now (no waiting)."""
         with self._lock:
             said = {_key(s) for s in self.said}
             return [s for s in self.sentences if _key(s) not in said]

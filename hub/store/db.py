@@ -26,7 +26,7 @@ from pathlib import Path
 
 from hub.paths import state_dir
 from hub.settings import StoreSettings
-from hub.store import recover, schema, walcheck
+from hub.store import losses, recover, schema, walcheck
 from hub.store.cache import CacheMixin
 from hub.store.fpindex import FingerprintIndex
 from hub.store.journal import JournalMixin
@@ -266,12 +266,13 @@ class Store(CacheMixin, JournalMixin, OutboxMixin, TimersMixin):
         except sqlite3.Error as exc:
             self._fail(exc)
             return
-        why = " ".join(why.split())
+        why, known = " ".join(why.split()), recover.known_counts(self.path)
         self.recovered = {
             "at": self.clock(),
             "reason": why,
             "moved_to": moved,
-            "rows": recover.summary(saved, recover.known_counts(self.path)),
+            "rows": recover.summary(saved, known),
+            "lost": losses.record(self, recover.lost_rows(saved, known), self.clock()),
         }
         self.kv_set("recovered", self.recovered)
         log.error(

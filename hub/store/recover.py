@@ -166,18 +166,28 @@ def restore(conn: sqlite3.Connection, saved: dict) -> None:
             )
 
 
-def summary(saved: dict, known: dict | None = None) -> str:
-    """``outbox 3 saved, 0 lost; journal 120 saved, ? lost; ...`` for the one ERROR line; a
-    count the damaged file no longer gives is taken from ``known`` (:func:`known_counts`),
-    else it is ``?``."""
-    parts = []
+def lost_rows(saved: dict, known: dict | None = None) -> dict[str, int | None]:
+    """Rows lost per table of ``saved`` (:func:`salvage`): the damaged file's count (or the
+    last known one, :func:`known_counts`, whichever is larger) minus the rows saved; None
+    when no count is known."""
+    out: dict[str, int | None] = {}
     for table, (rows, count) in saved.items():
         last = (known or {}).get(table)
         if isinstance(last, int):
             count = last if count is None else max(count, last)
-        lost = "?" if not isinstance(count, int) else str(max(0, count - len(rows)))
-        parts.append(f"{table} {len(rows)} saved, {lost} lost")
-    return "; ".join(parts)
+        out[table] = max(0, count - len(rows)) if isinstance(count, int) else None
+    return out
+
+
+def summary(saved: dict, known: dict | None = None) -> str:
+    """``outbox 3 saved, 0 lost; journal 120 saved, ? lost; ...`` for the one ERROR line; a
+    count the damaged file no longer gives is taken from ``known`` (:func:`known_counts`),
+    else it is ``?``."""
+    lost = lost_rows(saved, known)
+    return "; ".join(
+        f"{table} {len(rows)} saved, {'?' if lost[table] is None else lost[table]} lost"
+        for table, (rows, _count) in saved.items()
+    )
 
 
 COUNTS_SUFFIX = ".rows"

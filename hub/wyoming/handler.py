@@ -105,6 +105,8 @@ class HubHandler(AsyncEventHandler):
 
     async def handle_event(self, event: Event) -> bool:
         """Answer ``ping``/``describe`` now, queue known events, drop unknown ones."""
+        if Ping.is_type(event.type) and await self.parts.refuse(event):
+            return True
         if Ping.is_type(event.type):
             await self.write_event(Pong(text=Ping.from_event(event).text).event())
         elif Describe.is_type(event.type):

@@ -2,7 +2,9 @@
 
 Audio after ``detect`` goes to the wake word; otherwise (after ``transcribe``, or with no
 request at all, as some clients do) to the recognizer. A part's failure answers the request
-with an ``error`` event and one WARNING; the connection stays open.
+with an ``error`` event and one WARNING; the connection stays open. An event whose data fields
+are missing or of the wrong type (:mod:`hub.wyoming.fields`) is answered the same way before
+any part sees it, and changes nothing (a running utterance goes on).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from wyoming.tts import Synthesize, SynthesizeChunk
 from wyoming.wake import Detect
 
 from hub.errors import HubError
+from hub.wyoming import fields
 from hub.wyoming.asr import AsrSession
 from hub.wyoming.handle import conversation_id, handle_text, recognize_text
 from hub.wyoming.tts import TtsSession
@@ -42,9 +45,24 @@ class Parts:
         self.audio: AsrSession | WakeSession | None = None
         self.transcribe: Transcribe | None = None
         self.context: dict[str, Any] | None = None
+        self.bad_events = 0
+        """Events refused for their fields (the first is logged at WARNING, the rest DEBUG)."""
+
+    async def refuse(self, event: Event) -> bool:
+        """Answer ``event`` with an ``error`` event when its fields are wrong
+        (:func:`hub.wyoming.fields.problem`); True when it was refused."""
+        why = fields.problem(event)
+        if why is None:
+            return False
+        self.bad_events += 1
+        log.log(logging.WARNING if self.bad_events == 1 else logging.DEBUG, "refused: %s", why)
+        await self.send(Error(text=why, code="BadInputError").event())
+        return True
 
     async def handle(self, event: Event) -> None:
         """Handle one queued event; failures become an ``error`` event."""
+        if await self.refuse(event):
+            return
         try:
             await self._dispatch(event)
         except (HubError, ValueError, KeyError, TypeError) as exc:

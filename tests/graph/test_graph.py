@@ -8,7 +8,7 @@ import time
 import pytest
 
 from hub.errors import TimeoutError_
-from hub.graph.answers import ACT_FAILED, NOT_UNDERSTOOD
+from hub.graph.answers import ACT_FAILED, CANT_SPEAK, NOT_UNDERSTOOD
 from hub.intents.faq import PLACEHOLDER_TEXT
 from hub.store.db import Store
 
@@ -121,7 +121,8 @@ CASES = {
     "asr": ("turn on the kitchen light", None, 4, PLACEHOLDER_TEXT),
     "rules": ("turn on the kitchen light", None, 4, PLACEHOLDER_TEXT),
     "act": ("turn on the kitchen light", None, 3, ACT_FAILED),
-    "tts": ("turn on the kitchen light", None, 4, PLACEHOLDER_TEXT),
+    # the light was turned on: never "Sorry, I can't do that right now." (nothing rendered)
+    "tts": ("turn on the kitchen light", None, 4, CANT_SPEAK),
     "llm_intent": ("it is too dark in here", ('{"intent": "answer"}',), 4, PLACEHOLDER_TEXT),
     "llm_answer": (
         "why is the sky blue",
