@@ -103,7 +103,11 @@ def _joined(names: list[str]) -> str:
 
 def _brightness(ctx: Context, match: IntentMatch, name: str) -> Outcome:
     """A light's brightness: "Kitchen Light brightness is 40%" from ``brightness_pct``; "...
-    is off" when off; "I don't know how bright ... is" when it is on and no level is known."""
+    is off" when off; "I don't know how bright ... is" when it is on and no level is known;
+    the unconfirmed answer while a command to it is not confirmed (its level is assumed)."""
+    mark = ctx.home.unconfirmed(name)
+    if mark is not None:
+        return Outcome(_unconfirmed(match, [name], [mark]))
     state = ctx.home.state(name)
     if _unknown(state):
         return refuse("cant_check", entity=name)

@@ -45,3 +45,13 @@ def test_a_light_that_is_off_is_said_to_be_off():
 def test_an_unreachable_light_is_not_answered_from():
     trace = hub_with_kitchen("unavailable", brightness_pct=80).turn_text(ASKED[0])
     assert trace["response"] == "Sorry, I can't check the Kitchen Light right now."
+
+
+def test_a_brightness_the_device_has_not_confirmed_is_not_stated():
+    hub = make_hub(entry="ask", timeouts_s=ROOMY_TIMEOUTS)
+    hub.turn_text("set the kitchen light to 40 percent")
+    hub.home.mark_unconfirmed("Kitchen Light", "key-1", "turn on")
+    trace = hub.turn_text(ASKED[0])
+    assert trace["response"] == (
+        "I've asked the Kitchen Light to turn on; it hasn't confirmed yet."
+    )
