@@ -154,10 +154,9 @@ def as_float_audio(samples: np.ndarray, rate: int = RATE) -> np.ndarray:
 
 
 def window_s(samples: int, floor_s: int, rate: int = RATE) -> int:
-    """The encoder window (whole seconds) for ``samples``
-    of audio at ``rate``: its length plus :data:`WINDOW_MARGIN_S`, rounded up, at least
-    ``floor_s``, at most :data:`FULL_WINDOW_S` (``floor_s`` >= 30: always the full window).
-    """
+    """The encoder window (whole seconds) for ``samples`` of audio at ``rate``: its length
+    plus :data:`WINDOW_MARGIN_S`, rounded up, at least ``floor_s``, at most
+    :data:`FULL_WINDOW_S` (``floor_s`` >= 30: always the full window)."""
     fitted = math.ceil(samples / rate + WINDOW_MARGIN_S)
     return int(min(FULL_WINDOW_S, max(floor_s, fitted, 1)))
 

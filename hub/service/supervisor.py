@@ -19,11 +19,13 @@ ends without a turn prints one event line, ``{"event": "capture_dropped", "reaso
 "endpoint", "speech_s", "audio_s", "ignored_s"}`` (:meth:`Supervisor._dropped`), ``reason``
 one of :data:`DROP_REASONS`. A wake word detected during a capture that already holds speech
 (a "yes" in the follow-up window) does not throw that speech away: the capture is *held* and
-heard to its own end beside the new command's capture, then decided (:meth:`Supervisor._held_step`):
-speech going on after the detection, or beginning in the new capture, is the wake word's
-command (the held capture was the wake word: dropped, ``wake_word``); otherwise the held
-capture is the turn (its trace's ``capture`` is ``wake_overlap``), once it ended and
-:data:`WAKE_GRACE_S` passed without new speech.
+heard to its own end beside the new command's capture, then decided
+(:meth:`Supervisor._held_step`): speech going on after the detection, or beginning in the new
+capture, is the wake word's command (the held capture was the wake word: dropped,
+``wake_word``); otherwise the held capture is the turn (its trace's ``capture`` is
+``wake_overlap``), once it ended and :data:`WAKE_GRACE_S` passed without new speech. Known
+limit: the wake word alone, then a pause longer than that before its command, is a turn of
+its own ("didn't catch"), and the command said during that answer is not captured.
 """
 
 from __future__ import annotations
@@ -293,9 +295,10 @@ class Supervisor:
         capture's own (past the held speech's end by :data:`TAIL_S`), is the wake word's
         command: the held capture is dropped (``wake_word``). The held capture is the turn
         once it ended and the new capture heard :data:`WAKE_GRACE_S` without speech of its
-        own; the wake word's capture then starts over, so a command after a longer pause is
-        still heard. Returns the capture to go on with: ``endpointer`` itself, a new one, or
-        None (no capture open)."""
+        own; the new capture (nothing in it but the held speech's tail) closes then, as
+        after any turn, so nothing listens while the hub answers. A new capture that ended
+        on the held speech's tail alone starts over. Returns the capture to go on with:
+        ``endpointer`` itself, a new one, or None (no capture open)."""
         held, kind, mark = self._held
         if not held.ended:
             held.push(block)
@@ -310,12 +313,13 @@ class Supervisor:
         if not held.ended or (endpointer.seen_s < WAKE_GRACE_S and not ended):
             return endpointer
         self._held = None
-        log.info("the held capture is the turn: no command followed the wake word")
+        log.info(
+            "the held capture is the turn: no command followed the wake word (the wake "
+            "word's capture, empty, closes with it)"
+        )
         self._utterance(held, read_at, kind, overlap=True)
-        if ended:  # no speech after the wake word until its timeout
-            self._dropped("no_speech", endpointer, "wake")
-            return None if self.wake is not None else self._make_endpointer(None)
-        return self._reopen(endpointer)
+        # no capture stays open while the hub answers (it would hear the answer itself)
+        return None if self.wake is not None else self._make_endpointer(None)
 
     def _reopen(self, endpointer):
         """A fresh capture for the wake word's command in place of ``endpointer`` (which
