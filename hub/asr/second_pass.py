@@ -199,6 +199,8 @@ def _figures(heard) -> dict:
     }
     if getattr(heard, "reread", None):
         figures["reread"] = heard.reread  # the short window's reading looked wrong
+    if getattr(heard, "unlooped", False):
+        figures["unlooped"] = True  # the short window's text repeated itself: cut
     return figures
 
 

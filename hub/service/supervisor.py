@@ -116,7 +116,8 @@ class Supervisor:
         self._out = out if out is not None else sys.stdout
         self._out_lock = threading.Lock()
         self._kind = "wake"  # what opened the listener's capture: wake, followup, always
-        self._held = None  # (endpointer, kind, seen_s at the wake) of a capture held, or None
+        self._held: tuple | None = None
+        """(endpointer, kind, its seen_s at the wake) of the capture held, or None."""
         self._state = State.STARTING
         self.status = StatusLine(lambda: [])  # hub run sets one that names what is degraded
         self._state_lock = threading.Lock()
@@ -386,7 +387,7 @@ class Supervisor:
         """A capture ends without a turn: one ``capture_dropped`` event line saying why
         (``reason``: a key of :data:`DROP_REASONS`; ``kind``: wake, followup or always;
         ``extra``: more fields, e.g. ``error``) and a log line."""
-        line = {"event": "capture_dropped", "reason": reason, "capture": kind}
+        line: dict = {"event": "capture_dropped", "reason": reason, "capture": kind}
         if endpointer is not None:
             line.update(
                 endpoint=endpointer.reason,

@@ -40,7 +40,7 @@ class StubModel:
             try:
                 for i in range(self.n):
                     self.step(i)
-                    yield segment()
+                    yield segment() if i == 0 else segment(f"And part {i}.")  # not a loop
             finally:
                 self.active -= 1
                 self.closed += 1
@@ -286,6 +286,7 @@ class WindowModel:
     def transcribe(self, audio, **kwargs):
         window = self.window_frames // 100
         self.windows.append(window)
+        self.kwargs = kwargs
 
         def segments():
             self.step(window)
@@ -316,7 +317,7 @@ def test_issue18_a_short_utterance_is_read_with_a_short_window_and_the_trace_say
     "short,why",
     [
         ("", "empty"),
-        ("Turn on the turn on the turn on the", "repetition"),
+        ("Turn on the light light light", "repetition"),
         ("Thank you.", "invented"),
     ],
 )
@@ -384,3 +385,36 @@ def test_issue18_no_re_read_once_late_and_a_late_re_read_keeps_the_model_busy():
         release.set()
         worker.join(10)
     assert raised and not engine.stopping and model.windows == [5, 30]
+
+
+def test_issue18_a_short_window_that_says_it_again_and_again_is_cut_to_the_first_time():
+    """From a short window Whisper writes the command, then again until its token budget
+    (measured on the shared recordings): the text is cut to the first time, not re-read, and
+    that decode is bounded (no 64 tokens, no temperature fallback for the loop)."""
+    model = WindowModel(texts={5: "Next track. Next track. Next track. Next tr"})
+    heard = engine_with(model).hear(np.zeros(16000 * 2, np.float32))
+    assert model.windows == [5] and heard.text == "Next track." and heard.unlooped
+    assert heard.reread is None and heard.compression_ratio < 2.4
+    assert model.kwargs["max_new_tokens"] == whisper_engine.token_budget(32000) == 20
+    assert model.kwargs["compression_ratio_threshold"] is None
+    engine_with(model, whisper_window_s=30).hear(AUDIO)
+    assert model.kwargs["max_new_tokens"] == 64 and model.kwargs["compression_ratio_threshold"]
+
+
+@pytest.mark.parametrize(
+    "text,cut",
+    [
+        (
+            "Close the kitchen windows. Close the kitchen windows. Close the k",
+            "Close the kitchen windows.",
+        ),
+        ("Set a timer for 1 hour. Set a timer for 1 hour.", "Set a timer for 1 hour."),
+        ("set 100% set 100% set", "set 100%"),
+        ("no no no", "no"),
+        ("no no", "no no"),  # one word said twice may be meant
+        ("Turn on the light.", "Turn on the light."),
+        ("Turn on the light and turn off the fan.", "Turn on the light and turn off the fan."),
+    ],
+)
+def test_unloop_keeps_the_first_time_of_a_repeated_phrase(text, cut):
+    assert whisper_engine.unloop(text) == cut
