@@ -36,7 +36,7 @@ MAX_COMPRESSION = 2.4
 """Above this gzip compression ratio the text is a loop (reason ``compression``)."""
 MAX_REPEAT = 3
 """A word repeated this many times in a row is a loop (reason ``repetition``)."""
-MAX_LOOP_WORDS = 4
+MAX_LOOP_WORDS = 8
 """Longest phrase (words) checked for repeating :data:`MAX_REPEAT` times (a decoding loop)."""
 MIN_LOGPROB = -1.0
 """Below this mean token log-probability the text is a guess (reason ``low_confidence``)."""

@@ -350,10 +350,12 @@ class WhisperEngine:
         audio: np.ndarray,
         cancel: threading.Event | None = None,
         deadline: float | None = None,
+        fit: bool = True,
     ) -> Heard:
         """Transcribe one utterance (1-D float32, 16 kHz, [-1, 1]; see :func:`as_float_audio`).
 
-        The encoder window is fitted to the audio (:func:`window_s`); a reading from a
+        ``fit``: the encoder window is fitted to the audio (:func:`window_s`; False: Whisper's
+        30 s, slower and more accurate, measured in BENCHMARKS.md); a reading from a
         window shorter than 30 s that :func:`looks_wrong` is read again at 30 s in the same
         call. The segment generator is consumed inside the model's lock; ``cancel`` or the
         ``deadline`` (``clock`` seconds) stops consuming between segments, and no re-read
@@ -373,7 +375,7 @@ class WhisperEngine:
             LOCK_WAIT_S if deadline is None else max(0.0, min(LOCK_WAIT_S, deadline - self.clock()))
         )
         start, loads = self.clock(), self._res.loads
-        window = window_s(audio.size, self.settings.whisper_window_s)
+        window = window_s(audio.size, self.settings.whisper_window_s if fit else FULL_WINDOW_S)
         with self._res.use(wait) as model:
             began = self.clock()
             if self._res.loads > loads:
