@@ -263,7 +263,7 @@ class Supervisor:
             return None
         ended = endpointer.push(block)
         if self._held is not None:
-            going_on = self._held_step(block, endpointer, read_at, ended)
+            going_on = self._held_step(self._held, block, endpointer, read_at, ended)
             if going_on is not endpointer:  # the held capture decided the new one's fate
                 return going_on
         if not ended:
@@ -289,8 +289,9 @@ class Supervisor:
             endpointer.speech_s,
         )
 
-    def _held_step(self, block, endpointer, read_at, ended: bool):
-        """Feed ``block`` to the held capture and decide it when the new capture tells
+    def _held_step(self, holding: tuple, block, endpointer, read_at, ended: bool):
+        """Feed ``block`` to the held capture (``holding``: :attr:`_held`) and decide it when
+        the new capture tells
         (``endpointer``, which has had ``block``; ``ended``: it ended with it). Speech going
         on in the held capture :data:`COMMAND_S` after the wake, or speech of the new
         capture's own (past the held speech's end by :data:`TAIL_S`), is the wake word's
@@ -300,7 +301,7 @@ class Supervisor:
         after any turn, so nothing listens while the hub answers. A new capture that ended
         on the held speech's tail alone starts over. Returns the capture to go on with:
         ``endpointer`` itself, a new one, or None (no capture open)."""
-        held, kind, mark = self._held
+        held, kind, mark = holding
         if not held.ended:
             held.push(block)
         after = max(0.0, held.speech_end_s - mark)  # held speech going on after the wake
