@@ -23,10 +23,6 @@ turn's audio, the second engine) plus the collaborators it needs to judge the re
   unless the grammar's aligns clearly better (``margin``); never acted on without a yes.
   This is system combination by agreement (ROVER-style voting between two recognizers,
   Fiscus 1997) with an acoustic tie-break.
-- **Window** (issue 18): an unsure command (the grammar has a reading; the second pass votes
-  on its action) is heard with an encoder window fitted to the audio, about 4x faster; rejected
-  speech (Whisper's reading becomes the transcript) with Whisper's full 30 s window, which
-  measured more accurate (BENCHMARKS.md "Second-pass window").
 - **Busy**: while an earlier turn's timed-out decode still holds the model (the engine's
   ``stopping``: a segment cannot be stopped inside), the second pass is skipped at once
   (``outcome`` "skipped", ``rejected_reason`` "busy"), so the turn does not wait for it.
@@ -126,9 +122,7 @@ def second_pass(
         return gate
     why, found, trace = gate
     try:
-        heard = _hear_within(
-            engine, as_float_audio(samples), cancel, deadline, clock, fit=why == "unsure"
-        )
+        heard = _hear_within(engine, as_float_audio(samples), cancel, deadline, clock)
     except HubError as exc:
         log.warning("second pass failed: %s", exc.message)
         return Decision(first, {**trace, "outcome": "failed"}, error=exc)
@@ -220,19 +214,18 @@ class _Either:
         return any(e.is_set() for e in self.events)
 
 
-def _hear_within(engine, audio, cancel, deadline: float | None, clock, fit: bool = True):
-    """``engine.hear`` on a worker thread (``fit``: its encoder window fitted to the audio),
-    waited for until ``deadline`` at most: a late
+def _hear_within(engine, audio, cancel, deadline: float | None, clock):
+    """``engine.hear`` on a worker thread, waited for until ``deadline`` at most: a late
     second pass must not take the grammar's result (and the ``asr`` node's breaker) with
     it. When late, the worker is told to stop at its next segment (BC-39 a) and
     :class:`~hub.errors.TimeoutError_` (node ``asr2``) is raised here."""
     if deadline is None:
-        return engine.hear(audio, cancel, None, fit=fit)
+        return engine.hear(audio, cancel, None)
     stop, box = threading.Event(), {}
 
     def work() -> None:
         try:
-            box["heard"] = engine.hear(audio, _Either(cancel, stop), deadline, fit=fit)
+            box["heard"] = engine.hear(audio, _Either(cancel, stop), deadline)
         except BaseException as exc:
             box["error"] = exc
 

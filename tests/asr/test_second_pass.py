@@ -23,7 +23,7 @@ class StubWhisper:
     def __init__(self, heard: Heard):
         self.heard, self.calls = heard, []
 
-    def hear(self, audio, cancel=None, deadline=None, fit=True):
+    def hear(self, audio, cancel=None, deadline=None):
         self.calls.append(audio)
         return self.heard
 
@@ -244,19 +244,3 @@ def test_a_second_pass_skipped_for_the_model_s_load_loads_it_for_the_next_turn(s
 def test_issue18_a_phrase_looping_is_repetition():
     assert rejection(heard("turn on the turn on the turn on the"), None, 0) == "repetition"
     assert rejection(heard("turn on the light and turn on the fan"), None, 0) is None
-
-
-def test_issue18_an_unsure_command_is_heard_with_a_fitted_window_rejected_speech_with_30_s(spoken):
-    """The vote on an unsure command's action word takes the fast fitted window; rejected
-    speech, whose transcript Whisper's reading becomes, takes the full (more accurate) one."""
-    fits = []
-
-    class Recording(StubWhisper):
-        def hear(self, audio, cancel=None, deadline=None, fit=True):
-            fits.append(fit)
-            return super().hear(audio, cancel, deadline)
-
-    engine = Recording(heard("turn on the bed light"))
-    second_pass(Transcript("turn on the bed light", (), unsure=True), AUDIO, engine)
-    second_pass(Transcript("", (), rejected=True), AUDIO, engine)
-    assert fits == [True, False]

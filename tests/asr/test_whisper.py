@@ -322,9 +322,9 @@ def test_issue18_a_short_utterance_is_read_with_a_short_window_and_the_trace_say
     ],
 )
 def test_issue18_a_short_window_reading_that_looks_wrong_is_read_again_at_30_s(short, why):
-    model = WindowModel(texts={5: short})
+    model = WindowModel(texts={10: short})
     heard = engine_with(model).hear(AUDIO)
-    assert model.windows == [5, 30]
+    assert model.windows == [10, 30]
     assert heard.text == "Turn on the bed light." and heard.window_s == 30
     assert heard.reread == why
 
@@ -339,7 +339,7 @@ def test_issue18_a_low_confidence_short_reading_is_read_again():
 
     model = Unsure()
     heard = engine_with(model).hear(AUDIO)
-    assert model.windows == [5, 30] and heard.reread == "low_confidence"
+    assert model.windows == [10, 30] and heard.reread == "low_confidence"
 
 
 def test_issue18_no_re_read_once_late_and_a_late_re_read_keeps_the_model_busy():
@@ -351,10 +351,10 @@ def test_issue18_no_re_read_once_late_and_a_late_re_read_keeps_the_model_busy():
     def late(window):
         clock.now += 5.0  # the short read ends past the deadline
 
-    model = WindowModel(texts={5: ""}, step=late)
+    model = WindowModel(texts={10: ""}, step=late)
     with pytest.raises(TimeoutError_):
         engine_with(model, clock=clock).hear(AUDIO, deadline=clock.now + 2.0)
-    assert model.windows == [5]  # no re-read started
+    assert model.windows == [10]  # no re-read started
 
     inside, release = threading.Event(), threading.Event()
 
@@ -363,7 +363,7 @@ def test_issue18_no_re_read_once_late_and_a_late_re_read_keeps_the_model_busy():
             inside.set()
             release.wait(30)
 
-    model = WindowModel(texts={5: ""}, step=blocks_at_30)
+    model = WindowModel(texts={10: ""}, step=blocks_at_30)
     engine = engine_with(model)
     cancel, raised = threading.Event(), []
 
@@ -384,16 +384,16 @@ def test_issue18_no_re_read_once_late_and_a_late_re_read_keeps_the_model_busy():
     finally:
         release.set()
         worker.join(10)
-    assert raised and not engine.stopping and model.windows == [5, 30]
+    assert raised and not engine.stopping and model.windows == [10, 30]
 
 
 def test_issue18_a_short_window_that_says_it_again_and_again_is_cut_to_the_first_time():
     """From a short window Whisper writes the command, then again until its token budget
     (measured on the shared recordings): the text is cut to the first time, not re-read, and
     that decode is bounded (no 64 tokens, no temperature fallback for the loop)."""
-    model = WindowModel(texts={5: "Next track. Next track. Next track. Next tr"})
+    model = WindowModel(texts={10: "Next track. Next track. Next track. Next tr"})
     heard = engine_with(model).hear(np.zeros(16000 * 2, np.float32))
-    assert model.windows == [5] and heard.text == "Next track." and heard.unlooped
+    assert model.windows == [10] and heard.text == "Next track." and heard.unlooped
     assert heard.reread is None and heard.compression_ratio < 2.4
     assert model.kwargs["max_new_tokens"] == whisper_engine.token_budget(32000) == 20
     assert model.kwargs["compression_ratio_threshold"] is None

@@ -24,7 +24,7 @@ class StubWhisper:
     def __init__(self, text):
         self.text, self.calls = text, 0
 
-    def hear(self, audio, cancel=None, deadline=None, fit=True):
+    def hear(self, audio, cancel=None, deadline=None):
         self.calls += 1
         return Heard(self.text, 0.01, -0.1, 1.0, (self.text,))
 
@@ -57,7 +57,7 @@ class SlowWhisper(StubWhisper):
         super().__init__(text)
         self.clock, self.expected, self.takes, self.deadlines = clock, expected, takes, []
 
-    def hear(self, audio, cancel=None, deadline=None, fit=True):
+    def hear(self, audio, cancel=None, deadline=None):
         self.deadlines.append(deadline)
         self.clock.advance(self.takes)
         return super().hear(audio, cancel, deadline)

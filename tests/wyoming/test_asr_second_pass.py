@@ -42,7 +42,7 @@ class Engines:
         class Whisper:
             name = "whisper"
 
-            def hear(self, audio, cancel=None, deadline=None, fit=True):
+            def hear(self, audio, cancel=None, deadline=None):
                 engines.heard.append(audio)
                 return Heard(engines.text, 0.01, -0.1, 1.0)
 
