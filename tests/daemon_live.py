@@ -254,6 +254,16 @@ class Daemon:
         except queue.Empty:
             return None
 
+    def turn(self, timeout_s: float) -> dict | None:
+        """The next turn's trace line (event lines, e.g. ``capture_dropped``, skipped), or
+        None."""
+        end = time.monotonic() + timeout_s
+        while (left := end - time.monotonic()) > 0:
+            trace = self.trace(left)
+            if trace is None or "event" not in trace:
+                return trace
+        return None
+
     def stop(self, signum=signal.SIGTERM, timeout_s: float = 20.0) -> int:
         """Send ``signum`` and wait; the exit code (negative: killed by a signal)."""
         if self.proc.poll() is None:

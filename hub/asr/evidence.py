@@ -9,8 +9,8 @@ so nothing it writes is used without evidence from the hub's own detectors:
 - Whisper's own figures: ``no_speech_prob`` above :data:`NO_SPEECH_PROB` drops the text
   whatever its log-probability (faster-whisper cancels its no-speech skip whenever
   ``avg_logprob`` is high, so a confident "Thank you." over silence survives it),
-  ``compression_ratio`` above :data:`MAX_COMPRESSION` (a loop), one token repeated
-  :data:`MAX_REPEAT` times in a row ("you you you", screenpipe PR #4070), and a very low
+  ``compression_ratio`` above :data:`MAX_COMPRESSION` (a loop), one token or a short phrase
+  repeated :data:`MAX_REPEAT` times in a row ("you you you", screenpipe PR #4070), and a very low
   ``avg_logprob``;
 - a short list of invented phrases (:data:`INVENTED`: "thank you", "thanks for watching",
   subtitle credits) is only a backstop, used when the evidence is weak.
@@ -36,6 +36,8 @@ MAX_COMPRESSION = 2.4
 """Above this gzip compression ratio the text is a loop (reason ``compression``)."""
 MAX_REPEAT = 3
 """A word repeated this many times in a row is a loop (reason ``repetition``)."""
+MAX_LOOP_WORDS = 8
+"""Longest phrase (words) checked for repeating :data:`MAX_REPEAT` times (a decoding loop)."""
 MIN_LOGPROB = -1.0
 """Below this mean token log-probability the text is a guess (reason ``low_confidence``)."""
 WEAK_SPEECH_MS = 700
@@ -102,11 +104,20 @@ def measure(samples: np.ndarray) -> Evidence:
 
 
 def _repeats(words: list[str]) -> bool:
+    """A word, or a phrase of up to :data:`MAX_LOOP_WORDS` words, :data:`MAX_REPEAT` times
+    in a row ("you you you", "turn on the turn on the turn on the")."""
     run = 1
     for a, b in pairwise(words):
         run = run + 1 if a == b else 1
         if run >= MAX_REPEAT:
             return True
+    for n in range(2, MAX_LOOP_WORDS + 1):
+        for start in range(len(words) - n * MAX_REPEAT + 1):
+            phrase = words[start : start + n]
+            if all(
+                words[start + k * n : start + (k + 1) * n] == phrase for k in range(1, MAX_REPEAT)
+            ):
+                return True
     return False
 
 

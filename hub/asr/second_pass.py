@@ -62,7 +62,9 @@ class Decision:
     trace: dict
     """``{}`` when it did not run; else ``why`` (rejected/unsure), ``outcome`` (used, agree,
     disagree, dropped, failed), ``text``, ``no_speech_prob``, ``avg_logprob``,
-    ``compression_ratio``, ``speech_ms``, ``dbfs``, ``rejected_reason``."""
+    ``compression_ratio``, ``window_s`` (the encoder window, s), ``reread`` (why a short
+    window's reading was read again at 30 s, when it was), ``speech_ms``, ``dbfs``,
+    ``rejected_reason``."""
     error: HubError | None = None
     """The second pass's own failure (timeout, load), for the trace's ``errors``."""
 
@@ -188,12 +190,18 @@ def _take(text: str, samples, name: str, interpret, scorer, trace: dict) -> Deci
 
 def _figures(heard) -> dict:
     """The trace's record of what Whisper wrote and its confidence figures."""
-    return {
+    figures = {
         "text": heard.text,
         "no_speech_prob": round(heard.no_speech_prob, 3),
         "avg_logprob": round(heard.avg_logprob, 3),
         "compression_ratio": round(heard.compression_ratio, 3),
+        "window_s": getattr(heard, "window_s", None),
     }
+    if getattr(heard, "reread", None):
+        figures["reread"] = heard.reread  # the short window's reading looked wrong
+    if getattr(heard, "unlooped", False):
+        figures["unlooped"] = True  # the short window's text repeated itself: cut
+    return figures
 
 
 class _Either:

@@ -22,15 +22,34 @@
   VAD is off because the hub's gate (:mod:`hub.asr.second_pass`) runs first (case BC-37).
 - Input: always a 1-D float32 array at 16 kHz in [-1, 1] (:func:`as_float_audio`; case BC-45:
   raw int16 given to faster-whisper is heard as noise).
+- Window (issue 18): faster-whisper pads every segment's log-mel features to Whisper's 30 s
+  encoder window (``pad_or_trim`` to 3000 frames in ``generate_segments``; its
+  ``chunk_length`` only sets where long audio is split, the encoder still reads 3000 frames),
+  a fixed cost whatever the utterance's length (0.54 s of 0.6 s here for a two-second
+  "next"). The model is a :class:`WhisperModel` whose ``encode`` reads only the first
+  :attr:`window_frames` frames (:func:`windowed_model`; CTranslate2's encoder takes fewer than
+  3000: 0.03 s for 5 s), the window fitted to the audio (:func:`window_s`: its length plus
+  :data:`WINDOW_MARGIN_S`, at least ``[asr] whisper_window_s``, at most 30 s). Whisper was
+  trained on 30 s windows: from a shorter one it writes the utterance right and then again
+  and again (measured: 4-6 of 6 commands at 5-8 s windows, "next track next track next
+  ..."), as it does not see where its window ends. So a short window's decode is bounded
+  (:func:`token_budget`: tokens for the audio's length; no temperature fallback on
+  compression), its text cut to the first time it was said (:func:`unloop`), and a reading
+  that still looks wrong (:func:`looks_wrong`: empty, no speech, a loop, low confidence, an
+  invented phrase) is read again once at 30 s, inside the same call (the same lock, the same
+  deadline and ``stopping`` rule).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
+import math
 import os
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +76,15 @@ MAX_NEW_TOKENS = 64
 """Most tokens decoded for one utterance (a command is < 20)."""
 TEMPERATURES = (0.0, 0.4)
 """Temperature fallback: at most two decodes per segment (faster-whisper's default is six)."""
+FULL_WINDOW_S = 30
+"""Whisper's own encoder window (s), the one it was trained on: faster-whisper's default."""
+FRAMES_PER_S = 100
+"""Log-mel frames per second of audio (hop of 160 samples at 16 kHz)."""
+WINDOW_MARGIN_S = 1.0
+"""Seconds added to the audio's length for its encoder window (:func:`window_s`)."""
+TOKENS_PER_S = 6
+"""Most tokens a second of speech takes (4 words a second, 1.5 tokens a word), for the short
+window's token budget (:func:`token_budget`)."""
 
 
 def packaged_model_path() -> Path:
@@ -134,6 +162,63 @@ def as_float_audio(samples: np.ndarray, rate: int = RATE) -> np.ndarray:
     return np.clip(audio, -1.0, 1.0).astype(np.float32)
 
 
+def window_s(samples: int, floor_s: int, rate: int = RATE) -> int:
+    """The encoder window (whole seconds) for ``samples`` of audio at ``rate``: its length
+    plus :data:`WINDOW_MARGIN_S`, rounded up, at least ``floor_s``, at most
+    :data:`FULL_WINDOW_S` (``floor_s`` >= 30: always the full window)."""
+    fitted = math.ceil(samples / rate + WINDOW_MARGIN_S)
+    return int(min(FULL_WINDOW_S, max(floor_s, fitted, 1)))
+
+
+def token_budget(samples: int, rate: int = RATE) -> int:
+    """Most new tokens decoded from a short window for ``samples`` of audio:
+    :data:`TOKENS_PER_S` a second plus 8, at most :data:`MAX_NEW_TOKENS` (a loop stops
+    there instead of at 64 tokens)."""
+    return min(MAX_NEW_TOKENS, math.ceil(TOKENS_PER_S * samples / rate) + 8)
+
+
+def unloop(text: str) -> str:
+    """``text`` cut to its first phrase when the rest only repeats it ("Next track. Next
+    track. Next tr" -> "Next track."; compared as :func:`normalize` reads it, at least two
+    words repeated or one word three times), else ``text`` unchanged."""
+    raw = text.split()
+    words, owner = [], []  # normalized words, and the raw word each comes from
+    for i, token in enumerate(raw):
+        for word in normalize(token).split():
+            words.append(word)
+            owner.append(i)
+    for period in range(1, len(words) // 2 + 1):
+        if period == 1 and len(words) < 3:
+            continue
+        last = len(words) - 1  # the budget may end the loop inside a word
+        if all(
+            words[i] == words[i % period] or (i == last and words[i % period].startswith(words[i]))
+            for i in range(period, len(words))
+        ):
+            return " ".join(raw[: owner[period - 1] + 1])
+    return text
+
+
+def windowed_model(*args, **kwargs):
+    """A faster-whisper ``WhisperModel`` (same arguments) whose encoder reads only the first
+    ``window_frames`` log-mel frames of each (3000-frame, zero-padded) segment; None (the
+    default) or 3000: the whole 30 s window. The caller sets ``window_frames`` before each
+    ``transcribe`` (the engine's lock serializes them)."""
+    # lazy: faster-whisper (and ctranslate2) load only when the model is built
+    from faster_whisper import WhisperModel
+
+    class WindowedWhisperModel(WhisperModel):
+        window_frames: int | None = None
+
+        def encode(self, features):
+            frames = self.window_frames
+            if frames is not None and features.shape[-1] > frames:
+                features = np.ascontiguousarray(features[..., :frames])
+            return super().encode(features)
+
+    return WindowedWhisperModel(*args, **kwargs)
+
+
 @dataclass(frozen=True)
 class Heard:
     """What Whisper wrote for one utterance, with its own confidence figures."""
@@ -147,6 +232,23 @@ class Heard:
     compression_ratio: float
     """Highest gzip compression ratio of its segments' text (a loop compresses well)."""
     segments: tuple[str, ...] = ()
+    window_s: int = FULL_WINDOW_S
+    """The encoder window (s) of the reading kept."""
+    reread: str | None = None
+    """Why a shorter window's reading was read again at 30 s (:func:`looks_wrong`), or None."""
+    unlooped: bool = False
+    """The short window's text repeated itself and was cut to the first time (:func:`unloop`)."""
+
+
+def looks_wrong(heard: Heard) -> str | None:
+    """Why a reading from a window shorter than 30 s is not trusted, or None: the second
+    pass's own drop reasons without the VAD's evidence (:func:`hub.asr.evidence.rejection`:
+    ``no_speech``, ``empty``, ``compression``, ``repetition`` (a word or phrase looping),
+    ``low_confidence``, ``invented``)."""
+    # lazy: hub.asr.evidence imports this module (normalize)
+    from hub.asr.evidence import rejection
+
+    return rejection(heard, None, 0)
 
 
 def heard_from(segments) -> Heard:
@@ -207,11 +309,8 @@ class WhisperEngine:
                 node="asr2",
                 file=str(path),
             )
-        # lazy: faster-whisper (and ctranslate2) load only when the model is built
-        from faster_whisper import WhisperModel
-
         try:
-            return WhisperModel(
+            return windowed_model(
                 str(path),
                 device="cpu",
                 compute_type=self.settings.whisper_compute_type,
@@ -251,11 +350,16 @@ class WhisperEngine:
         audio: np.ndarray,
         cancel: threading.Event | None = None,
         deadline: float | None = None,
+        fit: bool = True,
     ) -> Heard:
         """Transcribe one utterance (1-D float32, 16 kHz, [-1, 1]; see :func:`as_float_audio`).
 
-        The segment generator is consumed inside the model's lock; ``cancel`` or the
-        ``deadline`` (``clock`` seconds) stops consuming between segments.
+        ``fit``: the encoder window is fitted to the audio (:func:`window_s`; False: Whisper's
+        30 s, slower and more accurate, measured in BENCHMARKS.md); a reading from a
+        window shorter than 30 s that :func:`looks_wrong` is read again at 30 s in the same
+        call. The segment generator is consumed inside the model's lock; ``cancel`` or the
+        ``deadline`` (``clock`` seconds) stops consuming between segments, and no re-read
+        starts once late.
 
         Raises:
             BadInputError: ``audio`` is not 1-D float32 in [-1, 1].
@@ -271,25 +375,59 @@ class WhisperEngine:
             LOCK_WAIT_S if deadline is None else max(0.0, min(LOCK_WAIT_S, deadline - self.clock()))
         )
         start, loads = self.clock(), self._res.loads
+        window = window_s(audio.size, self.settings.whisper_window_s if fit else FULL_WINDOW_S)
         with self._res.use(wait) as model:
             began = self.clock()
             if self._res.loads > loads:
                 self.load_s = began - start
-            segments, self._running = None, (cancel, deadline)
+            self._running = (cancel, deadline)
             try:
-                segments, _info = model.transcribe(audio, **self.options)
-                kept = []
-                for segment in segments:
+                heard = self._read(model, audio, window, cancel, deadline)
+                why = looks_wrong(heard) if window < FULL_WINDOW_S else None
+                if why is not None:
                     if self._late(cancel, deadline):
                         raise TimeoutError_("second pass stopped: out of time", node="asr2")
-                    kept.append(segment)
-            except (RuntimeError, ValueError) as exc:
-                raise TransientError(f"faster-whisper failed: {exc}", node="asr2") from None
+                    log.info(
+                        "second pass: the %d s window read %r (%s); reading again at 30 s",
+                        window,
+                        heard.text,
+                        why,
+                    )
+                    again = self._read(model, audio, FULL_WINDOW_S, cancel, deadline)
+                    heard = dataclasses.replace(again, reread=why)
             finally:
                 self._running = None
-                getattr(segments, "close", lambda: None)()  # a generator: stop it
             self.decode_s = self.clock() - began
-        return heard_from(kept)
+        return heard
+
+    def _read(self, model, audio: np.ndarray, window: int, cancel, deadline) -> Heard:
+        """One ``transcribe`` with a ``window``-second encoder window, its lazy segment
+        generator consumed (and closed) here; raises as :meth:`hear`."""
+        segments, options = None, self.options
+        if window < FULL_WINDOW_S:  # a loop ends at the budget, cut by unloop, not retried
+            options = {
+                **options,
+                "max_new_tokens": token_budget(audio.size),
+                "compression_ratio_threshold": None,
+            }
+        try:
+            model.window_frames = window * FRAMES_PER_S
+            segments, _info = model.transcribe(audio, **options)
+            kept = []
+            for segment in segments:
+                if self._late(cancel, deadline):
+                    raise TimeoutError_("second pass stopped: out of time", node="asr2")
+                kept.append(segment)
+        except (RuntimeError, ValueError) as exc:
+            raise TransientError(f"faster-whisper failed: {exc}", node="asr2") from None
+        finally:
+            getattr(segments, "close", lambda: None)()  # a generator: stop it
+        heard = dataclasses.replace(heard_from(kept), window_s=window)
+        if window < FULL_WINDOW_S and (text := unloop(heard.text)) != heard.text:
+            heard = dataclasses.replace(
+                heard, text=text, compression_ratio=compression_ratio(text), unlooped=True
+            )
+        return heard
 
     def preload(self, wait_s: float = LOCK_WAIT_S) -> None:
         """Load the model now (``hub replay``, before its first file: a load inside the first
@@ -371,6 +509,12 @@ class WhisperStream:
         if samples.size == 0:
             return Transcript(text="", alternatives=(), engine=self.engine.name)
         return self.engine.transcribe(samples)
+
+
+def compression_ratio(text: str) -> float:
+    """gzip compression ratio of ``text`` (faster-whisper's figure: a loop compresses well)."""
+    data = text.encode("utf-8")
+    return len(data) / len(zlib.compress(data)) if data else 0.0
 
 
 def check_input(audio: np.ndarray) -> None:

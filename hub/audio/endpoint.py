@@ -178,6 +178,18 @@ class Endpointer:
         """True once speech began."""
         self.ended = False
         """True once the utterance ended (further pushes are ignored)."""
+        self.ignored: list[float] = []
+        """Seconds of each sound forgotten as too short to be speech (a click, a bump)."""
+
+    @property
+    def speech_s(self) -> float:
+        """Seconds of frames judged speech in the utterance so far."""
+        return self._speech_frames * FRAME / self.rate
+
+    @property
+    def seen_s(self) -> float:
+        """Seconds of audio pushed so far (in whole frames)."""
+        return self._seen * FRAME / self.rate
 
     @property
     def check(self) -> BackgroundCheck | None:
@@ -256,10 +268,8 @@ class Endpointer:
         click, a bump), logged, and wait for speech again."""
         if self._speech_frames * FRAME / self.rate >= MIN_SPEECH_S:
             return True
-        log.info(
-            "ignored %.2f s of sound: too short to be speech",
-            self._speech_frames * FRAME / self.rate,
-        )
+        self.ignored.append(round(self.speech_s, 2))
+        log.info("ignored %.2f s of sound: too short to be speech", self.speech_s)
         self.speech, self._speech_frames, self._last_speech = False, 0, -1
         self._check, self._cut = None, None
         self._frames = deque(list(self._frames), maxlen=self._preroll)

@@ -68,6 +68,12 @@ class AsrSettings:
     never CTranslate2's own default (BC-39)."""
     whisper_beam_size: Annotated[int, Field(ge=1, le=10)] = 1
     """Beam size of the second pass (1: greedy, fastest; 5 is Whisper's default)."""
+    whisper_window_s: Annotated[int, Field(ge=1, le=30)] = 10
+    """Shortest encoder window of the second pass, seconds: the window is the audio's length plus
+    1 s, at least this, at most 30 (a reading from a window under 30 s that looks wrong is read
+    again at 30 s); 30: always Whisper's full window (a fixed 0.6 s here, whatever the
+    utterance's length). 10 measured as accurate as 30 on the shared recordings at 0.28x the
+    time; 5 was faster still but misread more (BENCHMARKS.md "Second-pass window")."""
     whisper_keep_loaded_s: Annotated[float, Field(le=31_536_000, allow_inf_nan=False)] = 60.0
     """Seconds the second-pass model stays in memory after its last use; 0: freed after each use;
     negative: always loaded."""

@@ -13,6 +13,19 @@ Threads, each with one job (style.md 4):
 
 The main thread only handles signals (:func:`hub.service.daemon.run_daemon`): SIGTERM and
 SIGINT call :meth:`Supervisor.stop`, SIGHUP :meth:`Supervisor.swap_hub`.
+
+A capture is never dropped without a trace line saying why (issue 18): each capture that
+ends without a turn prints one event line, ``{"event": "capture_dropped", "reason", "capture",
+"endpoint", "speech_s", "audio_s", "ignored_s"}`` (:meth:`Supervisor._dropped`), ``reason``
+one of :data:`DROP_REASONS`. A wake word detected during a capture that already holds speech
+(a "yes" in the follow-up window) does not throw that speech away: the capture is *held* and
+heard to its own end beside the new command's capture, then decided
+(:meth:`Supervisor._held_step`): speech going on after the detection, or beginning in the new
+capture, is the wake word's command (the held capture was the wake word: dropped,
+``wake_word``); otherwise the held capture is the turn (its trace's ``capture`` is
+``wake_overlap``), once it ended and :data:`WAKE_GRACE_S` passed without new speech. Known
+limit: the wake word alone, then a pause longer than that before its command, is a turn of
+its own ("didn't catch"), and the command said during that answer is not captured.
 """
 
 from __future__ import annotations
@@ -33,6 +46,23 @@ log = logging.getLogger("hub.service.supervisor")
 
 JOIN_S = 2.0
 """How long a stop waits for each thread."""
+WAKE_GRACE_S = 1.0
+"""After a wake word detected during a capture holding speech: how long (s) the new capture
+must stay without speech of its own for the held capture to be the turn."""
+COMMAND_S = 0.4
+"""Speech (s) going on after a wake detection in the held capture that makes it the wake
+word's command (then the new capture has that command, and the held one is dropped)."""
+TAIL_S = 0.3
+"""Speech of the new capture within this much (s) of the held capture's own end is the held
+speech's tail, not a new command."""
+DROP_REASONS = {
+    "no_speech": "no speech began before the capture's start timeout",
+    "wake_word": "the wake word was heard: a new command's capture replaces this one",
+    "turn_failed": "the turn raised (the error is in the event)",
+    "stopping": "the daemon stopped while the capture was open",
+    "input_ended": "the microphone ended while the capture was open",
+}
+"""``capture_dropped`` reasons and what each means."""
 
 
 class State(enum.Enum):
@@ -84,6 +114,10 @@ class Supervisor:
         room heard this wake first (a duplicate: no barge-in, no turn)."""
         self._make_endpointer = make_endpointer
         self._out = out if out is not None else sys.stdout
+        self._out_lock = threading.Lock()
+        self._kind = "wake"  # what opened the listener's capture: wake, followup, always
+        self._held: tuple | None = None
+        """(endpointer, kind, its seen_s at the wake) of the capture held, or None."""
         self._state = State.STARTING
         self.status = StatusLine(lambda: [])  # hub run sets one that names what is degraded
         self._state_lock = threading.Lock()
@@ -174,7 +208,7 @@ class Supervisor:
         endpointer = None
         listening_for_wake = self.wake is not None
         if not listening_for_wake:
-            endpointer = self._make_endpointer(None)
+            endpointer, self._kind = self._make_endpointer(None), "always"
         while True:
             try:
                 block = self.capture.blocks.get(timeout=0.5)
@@ -188,6 +222,12 @@ class Supervisor:
                 break
             read_at, audio = block
             endpointer = self._step(read_at, audio, endpointer)
+        why = "stopping" if self._stopped.is_set() else "input_ended"
+        if self._held is not None:
+            self._dropped(why, self._held[0], self._held[1])
+            self._held = None
+        if endpointer is not None and endpointer.speech:
+            self._dropped(why, endpointer, self._kind)
         if self.capture.error is not None:  # the device never came back: hub exits with 4
             self._stopped.set()
 
@@ -196,7 +236,8 @@ class Supervisor:
 
         The wake word detector hears every block (also during a follow-up capture: a wake
         word there starts a new command, issue 18), so it is never lost after a failed or
-        empty follow-up, a barge-in or a ring.
+        empty follow-up, a barge-in or a ring. A capture it interrupts is held or dropped
+        with a trace line (:meth:`_interrupted`), never lost silently.
         """
         self.gate.heard(block, at=read_at)
         if endpointer is None and self._followup.is_set():
@@ -206,21 +247,88 @@ class Supervisor:
             )
             self.set_state(State.CAPTURING)
             endpointer = self._make_endpointer(self.hub.settings.wake.followup_s)
+            self._kind = "followup"
         woke = self._detected(block, only_stop=False, at=read_at)
         if woke:
             if endpointer is not None:
                 log.info("wake word during a capture: listening for a new command")
+                self._interrupted(endpointer, block)
             self.set_state(State.CAPTURING)
             self._stopper_reset()
+            self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
             if self.speaker.playing and self.stopper is not None:
                 self.stopper.push(block)
             return None
-        if not endpointer.push(block):
+        ended = endpointer.push(block)
+        if self._held is not None:
+            going_on = self._held_step(self._held, block, endpointer, read_at, ended)
+            if going_on is not endpointer:  # the held capture decided the new one's fate
+                return going_on
+        if not ended:
             return endpointer
-        self._utterance(endpointer, read_at)
+        self._utterance(endpointer, read_at, self._kind)
         return None if self.wake is not None else self._make_endpointer(None)
+
+    def _interrupted(self, endpointer, block) -> None:
+        """The wake word was heard during ``endpointer``'s capture (``block`` included): a
+        capture without speech is dropped (trace line), one holding speech is held to be
+        decided by :meth:`_held_step`; a capture already held is dropped for the newer one."""
+        if self._held is not None:
+            self._dropped("wake_word", self._held[0], self._held[1])
+            self._held = None
+        if not endpointer.speech:
+            self._dropped("wake_word", endpointer, self._kind)
+            return
+        endpointer.push(block)  # the held capture hears the block the wake word ended in
+        self._held = (endpointer, self._kind, endpointer.seen_s)
+        log.info(
+            "capture of %.2f s of speech held: it is the turn unless the wake word's command "
+            "follows",
+            endpointer.speech_s,
+        )
+
+    def _held_step(self, holding: tuple, block, endpointer, read_at, ended: bool):
+        """Feed ``block`` to the held capture (``holding``: :attr:`_held`) and decide it when
+        the new capture tells
+        (``endpointer``, which has had ``block``; ``ended``: it ended with it). Speech going
+        on in the held capture :data:`COMMAND_S` after the wake, or speech of the new
+        capture's own (past the held speech's end by :data:`TAIL_S`), is the wake word's
+        command: the held capture is dropped (``wake_word``). The held capture is the turn
+        once it ended and the new capture heard :data:`WAKE_GRACE_S` without speech of its
+        own; the new capture (nothing in it but the held speech's tail) closes then, as
+        after any turn, so nothing listens while the hub answers. A new capture that ended
+        on the held speech's tail alone starts over. Returns the capture to go on with:
+        ``endpointer`` itself, a new one, or None (no capture open)."""
+        held, kind, mark = holding
+        if not held.ended:
+            held.push(block)
+        after = max(0.0, held.speech_end_s - mark)  # held speech going on after the wake
+        own = endpointer.speech and endpointer.speech_end_s > after + TAIL_S
+        if after >= COMMAND_S or own:
+            self._held = None
+            self._dropped("wake_word", held, kind)
+            return endpointer
+        if ended and endpointer.speech:  # it heard only the held speech's tail: start over
+            return self._reopen(endpointer)
+        if not held.ended or (endpointer.seen_s < WAKE_GRACE_S and not ended):
+            return endpointer
+        self._held = None
+        log.info(
+            "the held capture is the turn: no command followed the wake word (the wake "
+            "word's capture, empty, closes with it)"
+        )
+        self._utterance(held, read_at, kind, overlap=True)
+        # no capture stays open while the hub answers (it would hear the answer itself)
+        return None if self.wake is not None else self._make_endpointer(None)
+
+    def _reopen(self, endpointer):
+        """A fresh capture for the wake word's command in place of ``endpointer`` (which
+        heard nothing of its own), with what is left of ``speech_timeout_s``."""
+        left = max(WAKE_GRACE_S, self.hub.settings.wake.speech_timeout_s - endpointer.seen_s)
+        self._kind = "wake"
+        return self._make_endpointer(left)
 
     def _stopper_reset(self) -> None:
         if self.stopper is not None:
@@ -267,29 +375,50 @@ class Supervisor:
         )
         if cut:
             self.barge_ins += 1
-        self._out.write(
-            json.dumps(
-                {"event": "stopped", "said": text, "playback": cut, "timer": update is not None}
-            )
-            + "\n"
-        )
-        self._out.flush()
+        self._emit({"event": "stopped", "said": text, "playback": cut, "timer": update is not None})
 
-    def _utterance(self, endpointer, read_at: float) -> None:
+    def _emit(self, line: dict) -> None:
+        """One JSON line on the trace output (listener, stop listener and turn worker share
+        it: one line at a time)."""
+        with self._out_lock:
+            self._out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._out.flush()
+
+    def _dropped(self, reason: str, endpointer=None, kind: str = "wake", **extra) -> None:
+        """A capture ends without a turn: one ``capture_dropped`` event line saying why
+        (``reason``: a key of :data:`DROP_REASONS`; ``kind``: wake, followup or always;
+        ``extra``: more fields, e.g. ``error``) and a log line."""
+        line: dict = {"event": "capture_dropped", "reason": reason, "capture": kind}
+        if endpointer is not None:
+            line.update(
+                endpoint=endpointer.reason,
+                speech_s=round(endpointer.speech_s, 2),
+                audio_s=round(endpointer.audio().size / RATE, 2),
+                ignored_s=list(endpointer.ignored),
+            )
+        line.update(extra)
+        log.info("capture dropped (%s): %s", reason, DROP_REASONS.get(reason, reason))
+        self._emit(line)
+
+    def _utterance(self, endpointer, read_at: float, kind: str, overlap: bool = False) -> None:
+        """The capture ended: its audio is queued as a turn, or (no speech) dropped with a
+        trace line. ``overlap``: a capture held through a wake detection."""
         audio = endpointer.audio()
         reason = endpointer.reason
         if audio.size:
             log.info("utterance of %.2f s (endpoint: %s)", audio.size / RATE, reason)
             self.set_state(State.ANSWERING)
-            self._utterances.put((audio, reason, read_at))
+            capture = "wake_overlap" if overlap else kind
+            self._utterances.put((audio, reason, read_at, capture))
         else:
             log.info("no speech (%s); waiting for the wake word", reason)
+            self._dropped("no_speech", endpointer, kind)
             self.set_state(State.ANSWERING if self.speaker.playing else State.LISTENING)
 
     # -- the turn worker ---------------------------------------------------------------------
     def _turns(self) -> None:
         while (item := self._utterances.get()) is not None:
-            samples, reason, _ended_at = item
+            samples, reason, _ended_at, capture = item
             hub = self.hub
             self.speaker.start_turn()
             result = None
@@ -297,13 +426,20 @@ class Supervisor:
                 result = hub.answer_audio(samples, file=None)
             except Exception as exc:  # one failed turn must not end the daemon
                 log.error("turn failed: %s: %s", type(exc).__name__, exc)
+                self._dropped(
+                    "turn_failed",
+                    kind=capture,
+                    endpoint=reason,
+                    audio_s=round(len(samples) / RATE, 2),
+                    error=f"{type(exc).__name__}: {exc}",
+                )
             finally:
                 self.speaker.finish(result.pcm if result else None, result.rate if result else None)
             if result is not None:
                 self.turns += 1
                 result.trace["endpoint"] = reason  # silence / cap: what ended the utterance
-                self._out.write(json.dumps(result.trace, ensure_ascii=False) + "\n")
-                self._out.flush()
+                result.trace["capture"] = capture  # wake, followup, always, wake_overlap
+                self._emit(result.trace)
             self.speaker.wait()  # follow-up opens only after the last block was handed over
             if self._stopped.is_set():
                 continue

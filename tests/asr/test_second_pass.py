@@ -239,3 +239,8 @@ def test_a_second_pass_skipped_for_the_model_s_load_loads_it_for_the_next_turn(s
     release.set()
     warming.join(10)
     assert engine.loaded and engine.expected_s() == engine.decode_s
+
+
+def test_issue18_a_phrase_looping_is_repetition():
+    assert rejection(heard("turn on the turn on the turn on the"), None, 0) == "repetition"
+    assert rejection(heard("turn on the light and turn on the fan"), None, 0) is None

@@ -40,7 +40,7 @@ class StubModel:
             try:
                 for i in range(self.n):
                     self.step(i)
-                    yield segment()
+                    yield segment() if i == 0 else segment(f"And part {i}.")  # not a loop
             finally:
                 self.active -= 1
                 self.closed += 1
@@ -273,3 +273,148 @@ def test_a_live_decode_of_another_turn_is_not_stopping():
     finally:
         release.set()
         worker.join(10)
+
+
+class WindowModel:
+    """Reads ``texts[window]`` (else ``text``) and records each window (s) it was given."""
+
+    def __init__(self, text="Turn on the bed light.", texts=None, step=lambda window: None):
+        self.text, self.texts, self.step, self.windows = text, texts or {}, step, []
+
+    window_frames = None
+
+    def transcribe(self, audio, **kwargs):
+        window = self.window_frames // 100
+        self.windows.append(window)
+        self.kwargs = kwargs
+
+        def segments():
+            self.step(window)
+            yield segment(self.texts.get(window, self.text))
+
+        return segments(), SimpleNamespace(language="en")
+
+
+def test_the_encoder_window_fits_the_audio_within_its_floor_and_30_s():
+    assert whisper_engine.window_s(16000, 5) == 5  # 1 s + 1 s margin, under the floor
+    assert whisper_engine.window_s(16000 * 6 + 1, 5) == 8  # 6.0001 s + 1 s, rounded up
+    assert whisper_engine.window_s(16000 * 40, 5) == 30  # never more than Whisper's own
+    assert whisper_engine.window_s(16000, 30) == 30  # a floor of 30: the full window always
+    assert whisper_engine.window_s(1, 1) == 2
+
+
+def test_issue18_a_short_utterance_is_read_with_a_short_window_and_the_trace_says_so():
+    model = WindowModel()
+    heard = engine_with(model, whisper_window_s=3).hear(np.zeros(16000 * 2, np.float32))
+    assert model.windows == [3] and heard.window_s == 3 and heard.reread is None
+    assert heard.text == "Turn on the bed light."
+    full = WindowModel()
+    engine_with(full, whisper_window_s=30).hear(AUDIO)
+    assert full.windows == [30]  # always set: the model keeps the last window it was given
+
+
+@pytest.mark.parametrize(
+    "short,why",
+    [
+        ("", "empty"),
+        ("Turn on the light light light", "repetition"),
+        ("Thank you.", "invented"),
+    ],
+)
+def test_issue18_a_short_window_reading_that_looks_wrong_is_read_again_at_30_s(short, why):
+    model = WindowModel(texts={10: short})
+    heard = engine_with(model).hear(AUDIO)
+    assert model.windows == [10, 30]
+    assert heard.text == "Turn on the bed light." and heard.window_s == 30
+    assert heard.reread == why
+
+
+def test_issue18_a_low_confidence_short_reading_is_read_again():
+    class Unsure(WindowModel):
+        def transcribe(self, audio, **kwargs):
+            segments, info = super().transcribe(audio, **kwargs)
+            if self.window_frames < 3000:
+                return (SimpleNamespace(**{**vars(s), "avg_logprob": -1.5}) for s in segments), info
+            return segments, info
+
+    model = Unsure()
+    heard = engine_with(model).hear(AUDIO)
+    assert model.windows == [10, 30] and heard.reread == "low_confidence"
+
+
+def test_issue18_no_re_read_once_late_and_a_late_re_read_keeps_the_model_busy():
+    """The re-read runs inside the same call: past the deadline it is not started; when the
+    re-read itself runs late, the engine is ``stopping`` until it ends (the next turn skips
+    the second pass as busy), as for any decode."""
+    clock = FakeClock()
+
+    def late(window):
+        clock.now += 5.0  # the short read ends past the deadline
+
+    model = WindowModel(texts={10: ""}, step=late)
+    with pytest.raises(TimeoutError_):
+        engine_with(model, clock=clock).hear(AUDIO, deadline=clock.now + 2.0)
+    assert model.windows == [10]  # no re-read started
+
+    inside, release = threading.Event(), threading.Event()
+
+    def blocks_at_30(window):
+        if window == 30:
+            inside.set()
+            release.wait(30)
+
+    model = WindowModel(texts={10: ""}, step=blocks_at_30)
+    engine = engine_with(model)
+    cancel, raised = threading.Event(), []
+
+    def hear():
+        try:
+            engine.hear(AUDIO, cancel)
+        except TimeoutError_ as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=hear)
+    worker.start()
+    try:
+        assert inside.wait(10) and not engine.stopping
+        cancel.set()  # the turn gave up on it while the 30 s re-read runs
+        assert engine.stopping
+        with pytest.raises(TransientError, match="still stopping"):
+            engine.hear(AUDIO)
+    finally:
+        release.set()
+        worker.join(10)
+    assert raised and not engine.stopping and model.windows == [10, 30]
+
+
+def test_issue18_a_short_window_that_says_it_again_and_again_is_cut_to_the_first_time():
+    """From a short window Whisper writes the command, then again until its token budget
+    (measured on the shared recordings): the text is cut to the first time, not re-read, and
+    that decode is bounded (no 64 tokens, no temperature fallback for the loop)."""
+    model = WindowModel(texts={10: "Next track. Next track. Next track. Next tr"})
+    heard = engine_with(model).hear(np.zeros(16000 * 2, np.float32))
+    assert model.windows == [10] and heard.text == "Next track." and heard.unlooped
+    assert heard.reread is None and heard.compression_ratio < 2.4
+    assert model.kwargs["max_new_tokens"] == whisper_engine.token_budget(32000) == 20
+    assert model.kwargs["compression_ratio_threshold"] is None
+    engine_with(model, whisper_window_s=30).hear(AUDIO)
+    assert model.kwargs["max_new_tokens"] == 64 and model.kwargs["compression_ratio_threshold"]
+
+
+@pytest.mark.parametrize(
+    "text,cut",
+    [
+        (
+            "Close the kitchen windows. Close the kitchen windows. Close the k",
+            "Close the kitchen windows.",
+        ),
+        ("Set a timer for 1 hour. Set a timer for 1 hour.", "Set a timer for 1 hour."),
+        ("set 100% set 100% set", "set 100%"),
+        ("no no no", "no"),
+        ("no no", "no no"),  # one word said twice may be meant
+        ("Turn on the light.", "Turn on the light."),
+        ("Turn on the light and turn off the fan.", "Turn on the light and turn off the fan."),
+    ],
+)
+def test_unloop_keeps_the_first_time_of_a_repeated_phrase(text, cut):
+    assert whisper_engine.unloop(text) == cut

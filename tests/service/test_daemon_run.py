@@ -80,7 +80,7 @@ def test_start_turn_and_stop_cleanly(server, tmp_path, signum):
         assert daemon.wait_log("state: listening", START_S), daemon.stderr[-20:]
         feeder = Feeder(server["HUB_TEST_MIC_FIFO"])  # a microphone from now on, no backlog
         feeder.say(wake_and(command("set Kitchen brightness to 100 percent")))
-        trace = daemon.trace(60)
+        trace = daemon.turn(60)
         assert trace is not None, daemon.stderr[-20:]
         assert trace["intent"] == "HassLightSet" and trace["status"] == "ok"
         time.sleep(1.5)  # the answer is playing or just played
@@ -108,12 +108,12 @@ def test_sighup_reloads_home_and_a_new_entity_is_understood(server, tmp_path):
         assert daemon.wait_log("state: listening", START_S), daemon.stderr[-20:]
         feeder = Feeder(server["HUB_TEST_MIC_FIFO"])
         feeder.say(said)
-        before = daemon.trace(60)
+        before = daemon.turn(60)
         write_config(config, NO_LLM)  # the whole sample home: the Bed Light is back
         daemon.proc.send_signal(signal.SIGHUP)
         assert daemon.wait_log("config reloaded", 60), daemon.stderr[-20:]
         feeder.say(said)
-        after = daemon.trace(60)
+        after = daemon.turn(60)
         alive = daemon.proc.poll() is None
         code = daemon.stop(signal.SIGTERM)
     finally:
@@ -182,7 +182,7 @@ def test_sound_server_gone_and_back_watchdog_fed_and_listening_again(server, tmp
         feeder = Feeder(server["HUB_TEST_MIC_FIFO"])
         assert wait_count(daemon, "microphone 'pulse' open", 2, 30), daemon.stderr[-20:]
         feeder.say(wake_and(command("set Kitchen brightness to 100 percent")))
-        trace = daemon.trace(60)
+        trace = daemon.turn(60)
         code = daemon.stop(signal.SIGTERM)
     finally:
         daemon.stop(signal.SIGKILL)

@@ -1,0 +1,214 @@
+"""Issue 18: a capture is never dropped without a trace line saying why, and a reply that
+overlaps a wake word detection is answered, not dropped.
+
+The supervisor's listener (``Supervisor._step``) is fed 50 ms blocks by hand, with the real
+:class:`hub.audio.endpoint.Endpointer` over a fake VAD (a block of non-zero samples is speech)
+and a fake wake word detector that fires on chosen blocks: each case is exact and instant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import queue
+import threading
+from types import SimpleNamespace
+
+import numpy as np
+
+from hub.audio.endpoint import Endpointer
+from hub.service.supervisor import Supervisor
+from hub.settings import Settings, WakeSettings
+
+from fakes import wait_for
+
+BLOCK = 800  # 50 ms at 16 kHz
+
+
+class Lines:
+    def __init__(self):
+        self.lines: list[dict] = []
+
+    def write(self, text):
+        self.lines += [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def flush(self):
+        pass
+
+    def dropped(self) -> list[dict]:
+        return [line for line in self.lines if line.get("event") == "capture_dropped"]
+
+
+class Listener:
+    """A supervisor whose wake word fires on the blocks :meth:`feed` is told to."""
+
+    def __init__(self, settings: Settings | None = None):
+        self.settings = settings or Settings(
+            wake=WakeSettings(followup_s=8.0, speech_timeout_s=5.0)
+        )
+        self.fire = False
+        wake = SimpleNamespace(process=lambda block: self.fire, reset=lambda: None)
+        speaker = SimpleNamespace(playing=False, cancel=lambda: False)
+        gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda: False)
+        self.out = Lines()
+        self.opened: list[float | None] = []
+        hub = SimpleNamespace(settings=self.settings)
+        self.sup = Supervisor(hub, None, speaker, wake, self.make, gate, out=self.out)
+        self.endpointer = None
+        self.t = 0.0
+
+    def make(self, start_timeout_s):
+        self.opened.append(start_timeout_s)
+        return Endpointer(500, 15.0, start_timeout_s=start_timeout_s, vad=lambda f: bool(f.any()))
+
+    def feed(self, seconds: float, speech: bool = False, wake_at_end: bool = False) -> None:
+        """``seconds`` of speech or silence; the wake word fires on the last block if told."""
+        blocks = round(seconds * 16000 / BLOCK)
+        for i in range(blocks):
+            self.fire = wake_at_end and i == blocks - 1
+            block = np.full(BLOCK, 1000 if speech else 0, np.int16)
+            self.endpointer = self.sup._step(self.t, block, self.endpointer)
+            self.t += BLOCK / 16000
+        self.fire = False
+
+    def followup(self) -> None:
+        self.sup._followup.set()
+
+    def turns(self) -> list[tuple]:
+        items = []
+        while not self.sup._utterances.empty():
+            items.append(self.sup._utterances.get_nowait())
+        return items
+
+
+def test_issue18_a_yes_overlapping_a_wake_detection_is_answered_not_dropped():
+    """The follow-up window is open, the user says "yes", and the wake word detector fires on
+    it: the yes is the turn (its trace says ``wake_overlap``), not replaced by an empty
+    capture that times out."""
+    rig = Listener()
+    rig.followup()
+    rig.feed(0.3)
+    rig.feed(0.35, speech=True, wake_at_end=True)
+    rig.feed(1.5)
+    (turn,) = rig.turns()
+    audio, endpoint, _at, capture = turn
+    assert capture == "wake_overlap" and endpoint == "silence"
+    assert np.count_nonzero(audio) == round(0.35 * 16000)  # the whole yes, nothing cut
+    assert rig.endpointer is None  # nothing listens while the hub answers the yes
+    rig.feed(5.0)
+    assert rig.out.dropped() == [] and rig.turns() == []
+
+
+def test_issue18_the_tail_of_the_yes_after_the_detection_is_part_of_it():
+    """The detector fires inside the word: the rest of it reaches both captures; it is the
+    held one's tail, and the yes is one turn, whole."""
+    rig = Listener()
+    rig.followup()
+    rig.feed(0.2)
+    rig.feed(0.2, speech=True, wake_at_end=True)
+    rig.feed(0.15, speech=True)
+    rig.feed(2.0)
+    (turn,) = rig.turns()
+    assert turn[3] == "wake_overlap" and np.count_nonzero(turn[0]) == round(0.35 * 16000)
+    assert rig.out.dropped() == []
+
+
+def test_issue18_a_real_wake_word_in_the_follow_up_window_takes_its_command():
+    """ "okay nabu" then a command (a 0.4 s pause, or a longer one): the command is the turn,
+    without the wake word's audio, and the capture that held the wake word is dropped with
+    a trace line."""
+    for pause in (0.4, 0.8):
+        rig = Listener()
+        rig.followup()
+        rig.feed(0.3)
+        rig.feed(0.7, speech=True, wake_at_end=True)  # "okay nabu"
+        rig.feed(pause)
+        rig.feed(1.0, speech=True)  # "turn on the kitchen light"
+        rig.feed(1.0)
+        (turn,) = rig.turns()
+        audio, _endpoint, _at, capture = turn
+        assert capture == "wake" and np.count_nonzero(audio) == 16000, pause
+        (line,) = rig.out.dropped()
+        assert line["reason"] == "wake_word" and line["capture"] == "followup"
+        assert line["speech_s"] >= 0.7
+
+
+def test_issue18_a_follow_up_that_hears_nothing_says_so_with_the_sounds_it_ignored():
+    rig = Listener()
+    rig.followup()
+    rig.feed(1.0)
+    rig.feed(0.05, speech=True)  # a click: too short to be speech
+    rig.feed(8.0)
+    assert rig.turns() == []
+    (line,) = rig.out.dropped()
+    (click,) = line.pop("ignored_s")
+    assert 0.03 <= click <= 0.07
+    assert line == {
+        "event": "capture_dropped",
+        "reason": "no_speech",
+        "capture": "followup",
+        "endpoint": "timeout",
+        "speech_s": 0.0,
+        "audio_s": 0.0,
+    }
+
+
+def test_issue18_a_wake_word_interrupting_a_capture_without_speech_is_traced():
+    rig = Listener()
+    rig.followup()
+    rig.feed(1.0, wake_at_end=True)
+    (line,) = rig.out.dropped()
+    assert line["reason"] == "wake_word" and line["capture"] == "followup"
+    assert line["speech_s"] == 0.0
+    rig.feed(0.5, speech=True)
+    rig.feed(1.0)
+    assert [t[3] for t in rig.turns()] == ["wake"]
+
+
+def test_issue18_a_capture_open_when_the_microphone_ends_is_traced():
+    rig = Listener()
+    blocks: queue.Queue = queue.Queue()
+    rig.sup.capture = SimpleNamespace(blocks=blocks, error=None)
+    blocks.put((0.0, np.zeros(BLOCK, np.int16)))  # the wake word
+    blocks.put((0.05, np.zeros(BLOCK, np.int16)))
+    fired = iter([True])  # the wake word on the first block only
+    rig.sup.wake.process = lambda block: next(fired, False)
+    for i in range(10):
+        blocks.put((0.1 + 0.05 * i, np.full(BLOCK, 1000, np.int16)))
+    blocks.put(None)
+    rig.sup._listen()
+    (line,) = rig.out.dropped()
+    assert line["reason"] == "input_ended" and line["capture"] == "wake"
+    assert 0.45 <= line["speech_s"] <= 0.55
+
+
+def test_issue18_a_turn_that_fails_is_traced_with_its_error():
+    def fails(samples, file=None):
+        raise RuntimeError("the recognizer fell over")
+
+    rig = Listener()
+    rig.sup.hub = SimpleNamespace(settings=rig.settings, answer_audio=fails)
+    rig.sup.speaker = SimpleNamespace(
+        start_turn=lambda: None, finish=lambda pcm, rate: None, wait=lambda: True
+    )
+    rig.sup._utterances.put((np.ones(8000, np.int16), "final", 0.0, "followup"))
+    rig.sup._utterances.put(None)
+    worker = threading.Thread(target=rig.sup._turns, daemon=True)
+    worker.start()
+    assert wait_for(lambda: not worker.is_alive(), 30)
+    (line,) = rig.out.dropped()
+    assert line["reason"] == "turn_failed" and line["capture"] == "followup"
+    assert line["endpoint"] == "final" and line["audio_s"] == 0.5
+    assert "the recognizer fell over" in line["error"]
+
+
+def test_issue18_without_the_wake_word_every_capture_is_a_turn_as_before():
+    settings = dataclasses.replace(Settings(), wake=WakeSettings(enabled=False))
+    rig = Listener(settings)
+    rig.sup.wake, rig.sup._kind = None, "always"
+    rig.endpointer = rig.make(None)
+    rig.feed(0.5, speech=True)
+    rig.feed(1.0)
+    assert [t[3] for t in rig.turns()] == ["always"]
+    assert rig.endpointer is not None  # the next capture is open at once
+    assert rig.out.dropped() == []
