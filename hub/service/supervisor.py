@@ -108,7 +108,8 @@ class Supervisor:
         self.hub, self.capture, self.speaker, self.wake = hub, capture, speaker, wake
         self.gate, self.stop_word, self.device = gate, stop_word, device
         self.stopper = None
-        """The :class:`hub.service.stopword.StopListener` heard while the hub plays, or None."""
+        """The :class:`hub.service.stopword.StopListener` heard while the hub plays or a timer
+        or alarm rings (also between its rings), or None."""
         self.claim: Callable[[float], bool] = lambda at: True
         """``claim(read_at) -> bool``: the house-wide wake claim (satellites); False: another
         room heard this wake first (a duplicate: no barge-in, no turn)."""
@@ -258,7 +259,7 @@ class Supervisor:
             self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
-            if self.speaker.playing and self.stopper is not None:
+            if self.stopper is not None and (self.speaker.playing or self._ringing()):
                 self.stopper.push(block)
             return None
         ended = endpointer.push(block)
@@ -329,6 +330,15 @@ class Supervisor:
         left = max(WAKE_GRACE_S, self.hub.settings.wake.speech_timeout_s - endpointer.seen_s)
         self._kind = "wake"
         return self._make_endpointer(left)
+
+    def _ringing(self) -> bool:
+        """True while a timer or alarm rings, also between two of its rings (nothing plays
+        then, and a stop word without the wake word must still silence it)."""
+        try:
+            return bool(self.hub.events.stop_armed())
+        except Exception as exc:  # a broken timer store must not stop the microphone
+            log.debug("ringing check failed: %s", exc)
+            return False
 
     def _stopper_reset(self) -> None:
         if self.stopper is not None:

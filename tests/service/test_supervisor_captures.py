@@ -212,3 +212,43 @@ def test_issue18_without_the_wake_word_every_capture_is_a_turn_as_before():
     assert [t[3] for t in rig.turns()] == ["always"]
     assert rig.endpointer is not None  # the next capture is open at once
     assert rig.out.dropped() == []
+
+
+class Pushed:
+    """A stand-in stop listener that counts the blocks it is fed."""
+
+    def __init__(self):
+        self.blocks = 0
+
+    def push(self, block):
+        self.blocks += 1
+
+    def reset(self):
+        pass
+
+
+def test_issue18_stop_is_listened_for_between_two_rings_of_a_timer():
+    """A ring repeats with silence between its plays; "stop" without the wake word must be
+    heard in those gaps too, not only while the ring's audio plays (found by a new user: a
+    "stop" said 2 s after a ring had played was ignored and the timer rang on)."""
+    rig = Listener()
+    ringing = {"now": True}
+    rig.sup.hub.events = SimpleNamespace(stop_armed=lambda: ringing["now"])
+    rig.sup.stopper = Pushed()
+    rig.feed(1.0)  # nothing plays (speaker.playing is False), a timer rings
+    assert rig.sup.stopper.blocks == 20
+    ringing["now"] = False  # stopped: the microphone is the wake word's alone again
+    rig.feed(1.0)
+    assert rig.sup.stopper.blocks == 20
+
+
+def test_a_broken_ringing_check_never_stops_the_listener():
+    rig = Listener()
+
+    def broken():
+        raise RuntimeError("timer store gone")
+
+    rig.sup.hub.events = SimpleNamespace(stop_armed=broken)
+    rig.sup.stopper = Pushed()
+    rig.feed(0.5)
+    assert rig.sup.stopper.blocks == 0 and rig.turns() == []
