@@ -35,6 +35,7 @@ from hub.graph.speech import join_sentences
 from hub.graph.state import TurnContext, TurnState
 from hub.intents.faq import curated_level
 from hub.intents.followup import record_turn
+from hub.intents.meaning import MeaningLost
 from hub.intents.reference import resolve_reference
 from hub.llm.guard import Refusal, delayed, mentioned, to_match
 from hub.llm.markup import clean_answer
@@ -318,16 +319,24 @@ def faq(state: TurnState, ctx: TurnContext) -> dict:
 
 
 def relaxed(state: TurnState, ctx: TurnContext) -> dict:
-    """L2: the rules again, relaxed (fuzzy), when the LLM path failed."""
-    fuzzy = getattr(ctx.engines.rules(), "recognize_fuzzy", None)
-    match = fuzzy(state.get("transcript") or "", ctx.conversation.area) if fuzzy else None
-    if match is None:
+    """L2: the rules again, relaxed (a word left out), when the LLM path failed. A reading
+    that had to leave out a word that changes the meaning ("don't", "tomorrow", "except":
+    :class:`hub.intents.meaning.MeaningLost`) does nothing: "Sorry, I couldn't understand
+    that."."""
+    rules = ctx.engines.rules()
+    read = getattr(rules, "relaxed_reading", None) or getattr(rules, "recognize_fuzzy", None)
+    found = read(state.get("transcript") or "", ctx.conversation.area) if read else None
+    if found is None:
         return {}
-    return {
-        "matches": [match],
-        "source": "rules",
-        "fallback_level": max(state.get("fallback_level", 0), 2),
-    }
+    level = max(state.get("fallback_level", 0), 2)
+    if isinstance(found, MeaningLost):
+        return {
+            "matches": [],
+            "response": NOT_UNDERSTOOD,
+            "source": "rules",
+            "fallback_level": level,
+        }
+    return {"matches": [found], "source": "rules", "fallback_level": level}
 
 
 def no_speech(state: TurnState, ctx: TurnContext) -> dict:
