@@ -11,7 +11,8 @@ whole by a timer sentence, or a delayed command ("turn on the light in 5 minutes
 :data:`WORD_CLASSES` maps a class to its phrases: regular expressions over the sentence's
 normalized tokens (:func:`normalized`) joined by one space, each matching whole tokens:
 
-- ``negation``: don't / do not / never / not / no / no longer / stop ... (any ``n't``);
+- ``negation``: don't / do not / never / not / no / no longer (any ``n't``);
+- ``cessation``: stop (... -ing), quit;
 - ``exception``: except, but (not), other than, apart from, besides, excluding, without ...;
 - ``sign``: minus, negative, a number written with a minus sign;
 - ``time``: tomorrow, tonight, in the morning, at 7 pm, in 5 minutes, on Monday, later,
@@ -56,10 +57,13 @@ NEGATION = (
     r"neither",
     r"nor",
     r"cannot",
-    r"stop",
-    r"quit",
 )
-"""Words that say a thing must not be done (or must stop being done)."""
+"""Words that say a thing must not be done."""
+
+CESSATION = (r"stop(?: \S+ing)?", r"quit", r"cease")
+"""Words that say a thing must stop being done ("stop turning on the lights"): a reading that
+leaves them out does the thing instead. Not checked on the LLM's readings, whose intent is
+often the stopping itself (``HassMediaPause`` for "stop the music")."""
 
 EXCEPTION = (
     r"except(?: for)?",
@@ -139,6 +143,7 @@ they are no condition)."""
 
 WORD_CLASSES: Mapping[str, tuple[str, ...]] = {
     "negation": NEGATION,
+    "cessation": CESSATION,
     "exception": EXCEPTION,
     "sign": SIGN,
     "time": TIME,
