@@ -159,7 +159,12 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
         more = getattr(engine, "recognize_more", None)
         matches = more(text, area) if more else []  # several commands, then fuzzy
         if not matches:
-            return {"matches": [], "faq_hit": bool(ctx.engines.faq().answer(text))}
+            lost = getattr(engine, "meaning_lost", None)
+            return {
+                "matches": [],
+                "faq_hit": bool(ctx.engines.faq().answer(text)),
+                "meaning_lost": bool(lost and lost(text, area)),  # "not understood", said last
+            }
     else:
         matches = [match]
     # a fact intent asked about another time or place
@@ -371,5 +376,9 @@ def _respond(state: TurnState, ctx: TurnContext) -> dict:
     if speech is not None and speech.sentences:  # the LLM ran out of time after speaking
         return {"response": speech.text, "source": "llm"}
     text = NOT_CAUGHT if state.get("rejected") and not state.get("transcript") else NOT_UNDERSTOOD
-    honest = text == NOT_UNDERSTOOD and miss_update(ctx.home, state.get("transcript") or "")
+    honest = (
+        text == NOT_UNDERSTOOD
+        and not state.get("meaning_lost")  # not "no device called kitchen light tomorrow"
+        and miss_update(ctx.home, state.get("transcript") or "")
+    )
     return honest or {"response": text, "source": state.get("source") or "rules"}
