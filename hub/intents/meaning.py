@@ -111,7 +111,7 @@ TIME = (
     r"\d+(?:st|nd|rd|th)",
     r"(?:next|this|last) (?:week|month|year|time)",
     r"(?:in|after|for|within) (?:the next )?" + _NUMBER + r"(?: and a half)? " + _UNIT,
-    r"(?:in|after|for) (?:a|an) (?:bit|while|moment|jiffy)",
+    r"(?:in|after|for) (?:a|an) (?:little |short |few )?(?:bit|while|moment|moments|jiffy)",
     _UNIT,
     r"(?:at|by|until|till|til|from|around|before|after) " + _CLOCK,
     r"(?:half|quarter) (?:past|to)",

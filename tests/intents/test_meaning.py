@@ -154,10 +154,12 @@ def test_llm_readings_keep_the_words_their_text_slots_carry(transcript, intent, 
     assert (found is not None) is lost
 
 
-def test_llm_time_words_count_only_for_intents_that_take_no_time():
-    said = "in 5 minutes turn off the kitchen light"
+@pytest.mark.parametrize(
+    "said", ["in 5 minutes turn off the kitchen light", "in a little while make everything dark"]
+)
+def test_llm_time_words_count_only_for_intents_that_take_no_time(said):
     timer = {"minutes": 5, "conversation_command": "turn off the kitchen light"}
-    assert unread_meaning(said, "HassStartTimer", timer, ("time",)) is None
+    assert unread_meaning(said, "HassStartTimer", timer, ("time", "condition")) is None
     said = "turn off the kitchen light tomorrow"
     found = unread_meaning(said, "HassTurnOff", {"name": "Kitchen Light"}, ("time",))
     assert found == MeaningLost("time", ("tomorrow",), "HassTurnOff")
