@@ -218,7 +218,9 @@ def route_llm_answer(state: TurnState, runtime: Runtime[TurnContext]) -> str:
 
 
 def route_relaxed(state: TurnState, runtime: Runtime[TurnContext]) -> str:
-    return _act_or_ask(runtime.context.home, state) if state.get("matches") else FAQ
+    if state.get("matches"):
+        return _act_or_ask(runtime.context.home, state)
+    return RESPOND if state.get("response") else FAQ  # a reading that lost the meaning
 
 
 def _act_or_ask(home: Home, state: TurnState) -> str:
@@ -321,7 +323,7 @@ def build_graph():
         LLM_INTENT, route_llm_intent, [LLM_INTENT, ACT, CONFIRM, LLM_ANSWER, FAQ, RELAXED, RESPOND]
     )
     g.add_conditional_edges(LLM_ANSWER, route_llm_answer, [LLM_ANSWER, RESPOND, RELAXED])
-    g.add_conditional_edges(RELAXED, route_relaxed, [ACT, CONFIRM, FAQ])
+    g.add_conditional_edges(RELAXED, route_relaxed, [ACT, CONFIRM, FAQ, RESPOND])
     g.add_conditional_edges(FAQ, route_faq, [RESPOND, PLACEHOLDER])
     g.add_conditional_edges(ACT, route_act, [ACT, RESPOND])
     g.add_edge(CONFIRM, RESPOND)

@@ -36,6 +36,7 @@ from hub.graph.state import TurnContext, TurnState
 from hub.intents.catalog import has_side_effects
 from hub.intents.faq import curated_level
 from hub.intents.followup import record_turn
+from hub.intents.meaning import MeaningLost
 from hub.intents.reference import resolve_reference
 from hub.llm.guard import Refusal, delayed, mentioned, to_match
 from hub.llm.markup import clean_answer
@@ -159,7 +160,12 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
         more = getattr(engine, "recognize_more", None)
         matches = more(text, area) if more else []  # several commands, then fuzzy
         if not matches:
-            return {"matches": [], "faq_hit": bool(ctx.engines.faq().answer(text))}
+            lost = getattr(engine, "meaning_lost", None)
+            return {
+                "matches": [],
+                "faq_hit": bool(ctx.engines.faq().answer(text)),
+                "meaning_lost": bool(lost and lost(text, area)),  # "not understood", said last
+            }
     else:
         matches = [match]
     # a fact intent asked about another time or place
@@ -321,16 +327,24 @@ def faq(state: TurnState, ctx: TurnContext) -> dict:
 
 
 def relaxed(state: TurnState, ctx: TurnContext) -> dict:
-    """L2: the rules again, relaxed (fuzzy), when the LLM path failed."""
-    fuzzy = getattr(ctx.engines.rules(), "recognize_fuzzy", None)
-    match = fuzzy(state.get("transcript") or "", ctx.conversation.area) if fuzzy else None
-    if match is None:
+    """L2: the rules again, relaxed (a word left out), when the LLM path failed. A reading
+    that had to leave out a word that changes the meaning ("don't", "tomorrow", "except":
+    :class:`hub.intents.meaning.MeaningLost`) does nothing: "Sorry, I couldn't understand
+    that."."""
+    rules = ctx.engines.rules()
+    read = getattr(rules, "relaxed_reading", None) or getattr(rules, "recognize_fuzzy", None)
+    found = read(state.get("transcript") or "", ctx.conversation.area) if read else None
+    if found is None:
         return {}
-    return {
-        "matches": [match],
-        "source": "rules",
-        "fallback_level": max(state.get("fallback_level", 0), 2),
-    }
+    level = max(state.get("fallback_level", 0), 2)
+    if isinstance(found, MeaningLost):
+        return {
+            "matches": [],
+            "response": NOT_UNDERSTOOD,
+            "source": "rules",
+            "fallback_level": level,
+        }
+    return {"matches": [found], "source": "rules", "fallback_level": level}
 
 
 def no_speech(state: TurnState, ctx: TurnContext) -> dict:
@@ -365,5 +379,9 @@ def _respond(state: TurnState, ctx: TurnContext) -> dict:
     if speech is not None and speech.sentences:  # the LLM ran out of time after speaking
         return {"response": speech.text, "source": "llm"}
     text = NOT_CAUGHT if state.get("rejected") and not state.get("transcript") else NOT_UNDERSTOOD
-    honest = text == NOT_UNDERSTOOD and miss_update(ctx.home, state.get("transcript") or "")
+    honest = (
+        text == NOT_UNDERSTOOD
+        and not state.get("meaning_lost")  # not "no device called kitchen light tomorrow"
+        and miss_update(ctx.home, state.get("transcript") or "")
+    )
     return honest or {"response": text, "source": state.get("source") or "rules"}

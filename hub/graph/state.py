@@ -103,6 +103,7 @@ class Understanding(TypedDict, total=False):
     """What it means: rules, LLM, FAQ, the confirmation question."""
 
     faq_hit: bool  # the FAQ has a confident answer for an unmatched transcript
+    meaning_lost: bool  # a loose reading left out "don't", "tomorrow", ...: not understood
     matches: list[IntentMatch]  # one per command, in order
     confirm: IntentMatch | None  # an LLM match waiting for a spoken yes
     pending: tuple[IntentMatch, ...] | None  # what the previous turn asked about

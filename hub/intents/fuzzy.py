@@ -11,7 +11,11 @@ or no action. We reject more on top, never guessing:
 - a frame naming an entity, area or floor the home does not have;
 - a frame whose first word is unexplained (an action verb the matcher does not know);
 - a new timer with any word left unexplained: "in ten seconds make the house cosy" is a
-  delayed command the matcher cannot read (:mod:`hub.intents.delay`), not a plain timer.
+  delayed command the matcher cannot read (:mod:`hub.intents.delay`), not a plain timer;
+- a reading that leaves unexplained (or outside every command) a word that changes the
+  meaning: a negation, an exception, a sign, a time or a condition ("turn on the kitchen light
+  tomorrow" is not "turn on the kitchen light"; :mod:`hub.intents.meaning`), or that reads a
+  negative number a slot cannot take.
 
 Several commands in one sentence ("turn on the kitchen light and turn off the bed light")
 come back as several frames, in the order said. Slot values become the home's canonical
@@ -20,8 +24,8 @@ names (the matcher works on ids: ``<domain>.<n>`` for entities, the index for ar
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import re
 import threading
 from importlib import resources
 
@@ -30,13 +34,19 @@ import yaml
 from hub.home import Home
 from hub.intents import catalog
 from hub.intents.artefacts import cached, key_of
+from hub.intents.meaning import (
+    EXCEPTION,
+    MeaningLost,
+    ignored_meaning,
+    negative_value,
+    phrases_pattern,
+)
 
 log = logging.getLogger("hub.intents")
 
-EXCLUSION = re.compile(
-    r"\b(except|but|excluding|apart from|other than|besides|save for|not)\b", re.IGNORECASE
-)
-"""Words that make a sentence an exclusion or a negation: never matched fuzzily."""
+EXCLUSION = phrases_pattern((*EXCEPTION, "not"))
+"""Words that make a sentence an exclusion or a negation: never matched fuzzily, even where
+the matcher would use the word ("is anyone not home")."""
 
 MAX_NUMBER = 1000
 """Largest number the matcher reads as words (its default, 10000, spells every number at
@@ -104,6 +114,27 @@ def _unknown_verb(frame) -> bool:
     return start in unexplained
 
 
+def ignored_tokens(result) -> list[int]:
+    """Indexes of the tokens of a matcher ``Interpretation`` that no frame used: unexplained
+    in a frame's segment, or in no frame's segment at all."""
+    used: set[int] = set()
+    for frame in result.frames:
+        used.update(range(*frame.segment))
+        used.difference_update(frame.unexplained_tokens)
+    return [i for i in range(len(result.tokens)) if i not in used]
+
+
+def lost_meaning(result) -> MeaningLost | None:
+    """What a matcher ``Interpretation`` leaves out that changes the meaning
+    (:func:`hub.intents.meaning.ignored_meaning` over its own tokens), or a negative number
+    one of its frames reads where none can be; None when it keeps the meaning."""
+    tokens = [token.text for token in result.tokens]
+    lost = ignored_meaning(tokens, ignored_tokens(result))
+    for frame in result.frames:
+        lost = lost or negative_value(frame.slots)
+    return lost
+
+
 class Fuzzy:
     """gazetteer-matcher over the home (loading takes about 0.5 s on a 2-core machine, 0.15 s
     for a second home in the same process); the first :meth:`frames` call waits for the load.
@@ -139,7 +170,21 @@ class Fuzzy:
 
         Slots use Home Assistant's names with the home's canonical values.
         """
-        if not text.strip() or EXCLUSION.search(text):
+        found = self.reading(text, area)
+        return found if isinstance(found, list) else None
+
+    def reading(
+        self, text: str, area: str | None = None
+    ) -> list[tuple[str, dict, str]] | MeaningLost | None:
+        """What :meth:`frames` reads, telling a rejection for lost meaning apart: a
+        :class:`hub.intents.meaning.MeaningLost` when the sentence has an exclusion
+        (:data:`EXCLUSION`) or the matcher's reading leaves out a word that changes the
+        meaning; None for any other rejection."""
+        excluded = EXCLUSION.search(text)
+        if excluded:
+            word = excluded.group(0)
+            return MeaningLost("negation" if word.lower() == "not" else "exception", (word,))
+        if not text.strip():
             return None
         matcher = self.load()
         context = self._id_of(area) if area else None
@@ -150,6 +195,10 @@ class Fuzzy:
             return None
         if not result.accepted or result.ambiguous or not result.frames:
             return None
+        lost = lost_meaning(result)
+        if lost is not None:
+            log.info("fuzzy reading of %r not taken: it leaves out %r", text, lost.words)
+            return dataclasses.replace(lost, intent=result.frames[0].intent)
         frames = []
         for frame in result.frames:
             slots = self._canonical(frame.slots)

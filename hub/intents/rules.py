@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import copy
 import dataclasses
+import logging
 import re
 import threading
 import time
@@ -36,17 +37,18 @@ from hub.intents.artefacts import cached, key_of
 from hub.intents.delay import DELAY_WORDS, delayed_match, is_delayed
 from hub.intents.fuzzy import Fuzzy
 from hub.intents.match import IntentMatch, resolve_targets, with_duration
+from hub.intents.meaning import EXCEPTION, MeaningLost, ignored_meaning, phrases_pattern
 from hub.intents.multi import more_matches
 from hub.intents.sentences import CUSTOM, load_sentences
 from hub.settings import IntentSettings
+
+log = logging.getLogger("hub.intents")
 
 SUPPORTED_INTENTS = catalog.names()
 """Intents the actor handles (the catalog's; the others in home-assistant-intents are not
 loaded)."""
 
-_EXCLUSION = re.compile(
-    r"\b(except|but|excluding|apart from|other than|besides|save for)\b", re.IGNORECASE
-)
+_EXCLUSION = phrases_pattern(EXCEPTION)
 MEMO = 256
 """How many ``(text, area)`` answers :meth:`Rules.recognize` keeps (least recently used go)."""
 # Attributes never asked about by name (HassGetState's ``attribute`` slot list skips them).
@@ -154,16 +156,45 @@ class Rules:
     def recognize_fuzzy(self, text: str, area: str | None = None) -> IntentMatch | None:
         """A relaxed match (fallback level 2): ``text`` with one word left out, the first of
         those that matches, trying from the start (recognizers add a stray word, such as a
-        click heard as "pause", far more often than they drop one). None when nothing does.
+        click heard as "pause", far more often than they drop one). None when nothing does,
+        or when the word left out changes the meaning (:meth:`relaxed_reading`).
         """
-        words = text.split()
+        found = self.relaxed_reading(text, area)
+        return found if isinstance(found, IntentMatch) else None
+
+    def relaxed_reading(
+        self, text: str, area: str | None = None
+    ) -> IntentMatch | MeaningLost | None:
+        """What :meth:`recognize_fuzzy` reads: the first match of ``text`` with one word left
+        out where that word is a filler; else a :class:`hub.intents.meaning.MeaningLost` when
+        the only matches leave out a word that changes the meaning ("don't", "tomorrow",
+        "minus", "if": :data:`hub.intents.meaning.WORD_CLASSES`; nothing is done then), or
+        when none matches and the fuzzy matcher's reading was refused for such a word; else
+        None (no match).
+        """
+        words, lost = text.split(), None
         if len(words) < 3:
             return None
         for i in range(len(words)):
             match = self.recognize(" ".join(words[:i] + words[i + 1 :]), area)
-            if match is not None:
+            if match is None:
+                continue
+            loss = ignored_meaning(words, [i])
+            if loss is None:
                 return match
-        return None
+            if lost is None:  # a reading that leaves out only a filler word may still come
+                log.info("relaxed %s of %r leaves out %r", match.intent, text, loss.words)
+                lost = dataclasses.replace(loss, intent=match.intent)
+        return lost or self.meaning_lost(text, area)  # what the fuzzy matcher refused, and why
+
+    def meaning_lost(self, text: str, area: str | None = None) -> MeaningLost | None:
+        """Why the fuzzy matcher's reading of ``text`` was not taken, when that is a word it
+        left out that changes the meaning (:meth:`hub.intents.fuzzy.Fuzzy.reading`); None
+        otherwise, and when ``[intents] fuzzy`` is off. About 10 ms."""
+        if not self.fuzzy_enabled:
+            return None
+        found = self.fuzzy.reading(text, area)
+        return found if isinstance(found, MeaningLost) else None
 
     @property
     def fuzzy(self):

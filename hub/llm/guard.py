@@ -7,6 +7,9 @@
    acted on either (a bare "off" gets a question back, never "all lights").
 2. **Not excluded**: a transcript with an exclusion or negation ("except", "but", "other
    than", "don't", "not") is never acted on from the LLM path (case BC-22): the hub asks.
+   Nor one with a sign, a condition, or a time its intent takes no slot for ("minus",
+   "if", "tomorrow": :mod:`hub.intents.meaning`): "Sorry, I'm not sure what you meant."
+   Words inside a text slot the LLM filled (a name, an item) are carried, not excluded.
 3. **Values in range**: every slot is one the handlers know and its value is in range
    (brightness and position 0–100, a known color, a timer of at most 24 hours, a short item)
    before any side effect (case BC-15).
@@ -30,6 +33,7 @@ from hub.facts.topics import topic
 from hub.intents import catalog
 from hub.intents.delay import delayed_match, is_delayed
 from hub.intents.match import IntentMatch
+from hub.intents.meaning import unread_meaning
 
 log = logging.getLogger("hub.llm")
 
@@ -52,10 +56,10 @@ GENERIC_WORDS = frozenset(
         "list",
     }
 )
-EXCLUSION = re.compile(
-    r"\b(except|but|besides|apart from|other than|excluding|not|don't|"
-    r"dont|do not|never|no)\b"
-)
+EXCLUDING = ("negation", "exception")
+"""Word classes (:data:`hub.intents.meaning.WORD_CLASSES`) refused as an exclusion."""
+UNSAID = ("sign", "condition", "time")
+"""Word classes refused as a meaning the LLM's intent does not carry."""
 DEVICE_INTENTS = catalog.device_intents()
 COLORS = frozenset(
     {
@@ -192,10 +196,12 @@ def check_slot(key: str, value) -> str | None:
 def refuse(result, transcript: str) -> Refusal | None:
     """The reason the LLM ``result`` must not act for ``transcript``, or None when it may."""
     slots = dict(result.slots)
-    if EXCLUSION.search(transcript.lower()):
+    if unread_meaning(transcript, result.intent, slots, EXCLUDING):
         return Refusal(
             "exclusion", "Sorry, I can't leave things out yet. Please name the devices you mean."
         )
+    if unread_meaning(transcript, result.intent, slots, UNSAID):
+        return Refusal("meaning_lost", UNSURE)
     for key, value in slots.items():
         problem = check_slot(key, value)
         if problem:
