@@ -28,7 +28,7 @@ from itertools import pairwise
 import numpy as np
 from pymicro_vad import MicroVad
 
-from hub.asr.whisper_engine import normalize
+from hub.asr.whisper_io import normalize
 
 NO_SPEECH_PROB = 0.6
 """Above this no-speech probability a second-pass text is dropped (reason ``no_speech``)."""
@@ -128,7 +128,7 @@ def _sentences_repeat(text: str) -> bool:
 
 
 def rejection(heard, evidence: Evidence | None, min_speech_ms: int) -> str | None:
-    """Why the second-pass text ``heard`` (:class:`hub.asr.whisper_engine.Heard`) must not be
+    """Why the second-pass text ``heard`` (:class:`hub.asr.whisper_io.Heard`) must not be
     used, or None when it may.
 
     Returns one of ``no_speech``, ``compression``, ``repetition``, ``low_confidence``,

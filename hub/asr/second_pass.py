@@ -41,7 +41,8 @@ import numpy as np
 
 from hub.asr import evidence as ev
 from hub.asr.base import Transcript
-from hub.asr.whisper_engine import as_float_audio, normalize
+from hub.asr.whisper_engine import as_float_audio
+from hub.asr.whisper_io import normalize
 from hub.errors import HubError, TimeoutError_
 
 log = logging.getLogger(__name__)

@@ -129,6 +129,19 @@ class StopRecognizer:
         return heard.text if llr is None or llr >= REJECT_LLR else None
 
 
+def stop_armed(hub, speaker) -> bool:
+    """True while the stop listener listens: the hub plays, or a timer or alarm rings (also
+    between two of its rings, when nothing plays: a stop word without the wake word must
+    still silence it). A failing timer check counts as not ringing (the microphone goes on)."""
+    if speaker.playing:
+        return True
+    try:
+        return bool(hub.events.stop_armed())
+    except Exception as exc:
+        log.debug("ringing check failed: %s", exc)
+        return False
+
+
 class StopListener:
     """Hears stop words while the hub plays; ``on_stop(text)`` runs on its own thread.
 

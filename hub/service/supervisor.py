@@ -14,18 +14,8 @@ Threads, each with one job (style.md 4):
 The main thread only handles signals (:func:`hub.service.daemon.run_daemon`): SIGTERM and
 SIGINT call :meth:`Supervisor.stop`, SIGHUP :meth:`Supervisor.swap_hub`.
 
-A capture is never dropped without a trace line saying why (issue 18): each capture that
-ends without a turn prints one event line, ``{"event": "capture_dropped", "reason", "capture",
-"endpoint", "speech_s", "audio_s", "ignored_s"}`` (:meth:`Supervisor._dropped`), ``reason``
-one of :data:`DROP_REASONS`. A wake word detected during a capture that already holds speech
-(a "yes" in the follow-up window) does not throw that speech away: the capture is *held* and
-heard to its own end beside the new command's capture, then decided
-(:meth:`Supervisor._held_step`): speech going on after the detection, or beginning in the new
-capture, is the wake word's command (the held capture was the wake word: dropped,
-``wake_word``); otherwise the held capture is the turn (its trace's ``capture`` is
-``wake_overlap``), once it ended and :data:`WAKE_GRACE_S` passed without new speech. Known
-limit: the wake word alone, then a pause longer than that before its command, is a turn of
-its own ("didn't catch"), and the command said during that answer is not captured.
+A capture is never dropped without a trace line saying why, and a reply overlapping a wake
+detection is held and decided (issue 18): :mod:`hub.service.held`.
 """
 
 from __future__ import annotations
@@ -40,29 +30,14 @@ import time
 from collections.abc import Callable
 
 from hub.audio.format import RATE
+from hub.service.held import DROP_REASONS, WAKE_GRACE_S, capture_line, decide, interrupt
 from hub.service.notify import StatusLine, notify, ready
+from hub.service.stopword import stop_armed
 
 log = logging.getLogger("hub.service.supervisor")
 
 JOIN_S = 2.0
 """How long a stop waits for each thread."""
-WAKE_GRACE_S = 1.0
-"""After a wake word detected during a capture holding speech: how long (s) the new capture
-must stay without speech of its own for the held capture to be the turn."""
-COMMAND_S = 0.4
-"""Speech (s) going on after a wake detection in the held capture that makes it the wake
-word's command (then the new capture has that command, and the held one is dropped)."""
-TAIL_S = 0.3
-"""Speech of the new capture within this much (s) of the held capture's own end is the held
-speech's tail, not a new command."""
-DROP_REASONS = {
-    "no_speech": "no speech began before the capture's start timeout",
-    "wake_word": "the wake word was heard: a new command's capture replaces this one",
-    "turn_failed": "the turn raised (the error is in the event)",
-    "stopping": "the daemon stopped while the capture was open",
-    "input_ended": "the microphone ended while the capture was open",
-}
-"""``capture_dropped`` reasons and what each means."""
 
 
 class State(enum.Enum):
@@ -259,7 +234,7 @@ class Supervisor:
             self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
-            if self.stopper is not None and (self.speaker.playing or self._ringing()):
+            if self.stopper is not None and stop_armed(self.hub, self.speaker):
                 self.stopper.push(block)
             return None
         ended = endpointer.push(block)
@@ -273,47 +248,25 @@ class Supervisor:
         return None if self.wake is not None else self._make_endpointer(None)
 
     def _interrupted(self, endpointer, block) -> None:
-        """The wake word was heard during ``endpointer``'s capture (``block`` included): a
-        capture without speech is dropped (trace line), one holding speech is held to be
-        decided by :meth:`_held_step`; a capture already held is dropped for the newer one."""
-        if self._held is not None:
-            self._dropped("wake_word", self._held[0], self._held[1])
-            self._held = None
-        if not endpointer.speech:
-            self._dropped("wake_word", endpointer, self._kind)
-            return
-        endpointer.push(block)  # the held capture hears the block the wake word ended in
-        self._held = (endpointer, self._kind, endpointer.seen_s)
-        log.info(
-            "capture of %.2f s of speech held: it is the turn unless the wake word's command "
-            "follows",
-            endpointer.speech_s,
-        )
+        """The wake word was heard during ``endpointer``'s capture: :func:`hub.service.held.
+        interrupt` says what is dropped (a trace line each) and what is held."""
+        dropped, self._held = interrupt(self._held, endpointer, block, self._kind)
+        for capture, kind in dropped:
+            self._dropped("wake_word", capture, kind)
 
     def _held_step(self, holding: tuple, block, endpointer, read_at, ended: bool):
-        """Feed ``block`` to the held capture (``holding``: :attr:`_held`) and decide it when
-        the new capture tells
-        (``endpointer``, which has had ``block``; ``ended``: it ended with it). Speech going
-        on in the held capture :data:`COMMAND_S` after the wake, or speech of the new
-        capture's own (past the held speech's end by :data:`TAIL_S`), is the wake word's
-        command: the held capture is dropped (``wake_word``). The held capture is the turn
-        once it ended and the new capture heard :data:`WAKE_GRACE_S` without speech of its
-        own; the new capture (nothing in it but the held speech's tail) closes then, as
-        after any turn, so nothing listens while the hub answers. A new capture that ended
-        on the held speech's tail alone starts over. Returns the capture to go on with:
-        ``endpointer`` itself, a new one, or None (no capture open)."""
-        held, kind, mark = holding
-        if not held.ended:
-            held.push(block)
-        after = max(0.0, held.speech_end_s - mark)  # held speech going on after the wake
-        own = endpointer.speech and endpointer.speech_end_s > after + TAIL_S
-        if after >= COMMAND_S or own:
+        """Feed ``block`` to the held capture (``holding``: :attr:`_held`) and act on
+        :func:`hub.service.held.decide`; returns the capture to go on with: ``endpointer``
+        itself, a new one, or None (no capture open)."""
+        held, kind, _mark = holding
+        verdict = decide(holding, block, endpointer, ended)
+        if verdict == "command":
             self._held = None
             self._dropped("wake_word", held, kind)
             return endpointer
-        if ended and endpointer.speech:  # it heard only the held speech's tail: start over
+        if verdict == "reopen":
             return self._reopen(endpointer)
-        if not held.ended or (endpointer.seen_s < WAKE_GRACE_S and not ended):
+        if verdict == "wait":
             return endpointer
         self._held = None
         log.info(
@@ -330,15 +283,6 @@ class Supervisor:
         left = max(WAKE_GRACE_S, self.hub.settings.wake.speech_timeout_s - endpointer.seen_s)
         self._kind = "wake"
         return self._make_endpointer(left)
-
-    def _ringing(self) -> bool:
-        """True while a timer or alarm rings, also between two of its rings (nothing plays
-        then, and a stop word without the wake word must still silence it)."""
-        try:
-            return bool(self.hub.events.stop_armed())
-        except Exception as exc:  # a broken timer store must not stop the microphone
-            log.debug("ringing check failed: %s", exc)
-            return False
 
     def _stopper_reset(self) -> None:
         if self.stopper is not None:
@@ -398,15 +342,7 @@ class Supervisor:
         """A capture ends without a turn: one ``capture_dropped`` event line saying why
         (``reason``: a key of :data:`DROP_REASONS`; ``kind``: wake, followup or always;
         ``extra``: more fields, e.g. ``error``) and a log line."""
-        line: dict = {"event": "capture_dropped", "reason": reason, "capture": kind}
-        if endpointer is not None:
-            line.update(
-                endpoint=endpointer.reason,
-                speech_s=round(endpointer.speech_s, 2),
-                audio_s=round(endpointer.audio().size / RATE, 2),
-                ignored_s=list(endpointer.ignored),
-            )
-        line.update(extra)
+        line = capture_line(reason, endpointer, kind, **extra)
         log.info("capture dropped (%s): %s", reason, DROP_REASONS.get(reason, reason))
         self._emit(line)
 
