@@ -18,7 +18,9 @@ normalized tokens (:func:`normalized`) joined by one space, each matching whole 
 - ``time``: tomorrow, tonight, in the morning, at 7 pm, in 5 minutes, on Monday, later,
   after, until ... (time words a reading left out: it would act now);
 - ``condition``: if, when, unless, as soon as, once ... ("tell me if the door is locked" is
-  a question, not a condition).
+  a question, not a condition);
+- ``retraction``: cancel, scratch that, just kidding, nope, wait, never mind, the opposite,
+  maybe, actually ....
 
 Tokens are the reader's own (the relaxed rules' ``text.split()``, the fuzzy matcher's
 tokens), so a token index means the same word to the reader and to this check.
@@ -141,6 +143,27 @@ CONDITION = (
 """Words that make an action depend on something ("tell me if ..." and "when does ..." ask:
 they are no condition)."""
 
+RETRACTION = (
+    r"cancel(?:l?ed)?",
+    r"scratch that",
+    r"(?:just )?(?:kidding|joking)",
+    r"nope",
+    r"wait",
+    r"hold on",
+    r"hang on",
+    r"never ?mind",
+    r"forget (?:it|that)",
+    r"undo",
+    r"opposite",
+    r"reverse",
+    r"maybe",
+    r"perhaps",
+    r"actually",
+)
+"""Words that take a command back, doubt it or turn it around ("turn on the kitchen light ...
+scratch that", "the opposite of on"): a reading that leaves them out does what was withdrawn.
+Not checked on the LLM's readings (``HassCancelTimer``'s "cancel")."""
+
 WORD_CLASSES: Mapping[str, tuple[str, ...]] = {
     "negation": NEGATION,
     "cessation": CESSATION,
@@ -148,6 +171,7 @@ WORD_CLASSES: Mapping[str, tuple[str, ...]] = {
     "sign": SIGN,
     "time": TIME,
     "condition": CONDITION,
+    "retraction": RETRACTION,
 }
 """Class name -> its phrases (regular expressions over normalized tokens), in the order
 checked: a word in two classes counts as the first."""

@@ -44,6 +44,14 @@ LOST = [
     ("switch on the standing light on monday", "time"),
     ("turn on the kitchen light when dark", "condition"),
     ("turn off the tv unless", "condition"),
+    # found by the breaker: words that take the command back or turn it around
+    ("turn on the kitchen light cancel", "retraction"),
+    ("turn on the kitchen light scratch that", "retraction"),
+    ("turn off the office light just kidding", "retraction"),
+    ("turn on the kitchen light nope", "retraction"),
+    ("open the garage door wait", "retraction"),
+    ("turn the opposite of on the kitchen light", "retraction"),
+    ("maybe turn on the kitchen light", "retraction"),
 ]
 
 
