@@ -36,7 +36,12 @@ def read(path: str) -> np.ndarray:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+")
-    parser.add_argument("--gap", type=float, default=0.4, help="silence between files, seconds (default %(default)s)")
+    parser.add_argument(
+        "--gap",
+        type=float,
+        default=0.4,
+        help="silence between files, seconds (default %(default)s)",
+    )
     args = parser.parse_args()
     fifo = os.environ.get("HUB_TEST_MIC_FIFO")
     try:
