@@ -20,7 +20,8 @@ normalized tokens (:func:`normalized`) joined by one space, each matching whole 
 - ``condition``: if, when, unless, as soon as, once ... ("tell me if the door is locked" is
   a question, not a condition);
 - ``retraction``: cancel, scratch that, just kidding, nope, wait, never mind, the opposite,
-  maybe, actually ....
+  maybe, actually ...;
+- ``place``: in the ..., at the ..., upstairs, downstairs (a place the reading did not read).
 
 Tokens are the reader's own (the relaxed rules' ``text.split()``, the fuzzy matcher's
 tokens), so a token index means the same word to the reader and to this check.
@@ -164,6 +165,12 @@ RETRACTION = (
 scratch that", "the opposite of on"): a reading that leaves them out does what was withdrawn.
 Not checked on the LLM's readings (``HassCancelTimer``'s "cancel")."""
 
+PLACE = (r"(?:in|at|inside|outside) (?:the|my|our) \S+", r"upstairs", r"downstairs")
+"""A place a reading left out ("turn off the lights in the garden" where the home has no
+garden): the reading would act somewhere else than where it was asked (found by the breaker:
+"turn on the office light and turn off the lights in the garden" read as two commands on the
+office light). A place the home has is read, not left out."""
+
 WORD_CLASSES: Mapping[str, tuple[str, ...]] = {
     "negation": NEGATION,
     "cessation": CESSATION,
@@ -172,6 +179,7 @@ WORD_CLASSES: Mapping[str, tuple[str, ...]] = {
     "time": TIME,
     "condition": CONDITION,
     "retraction": RETRACTION,
+    "place": PLACE,
 }
 """Class name -> its phrases (regular expressions over normalized tokens), in the order
 checked: a word in two classes counts as the first."""
