@@ -101,13 +101,19 @@ def _joined(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def _pending(ctx: Context, match: IntentMatch, name: str) -> Outcome | None:
+    """The unconfirmed answer for ``name`` while a command to it is not confirmed, else None."""
+    mark = ctx.home.unconfirmed(name)
+    return None if mark is None else Outcome(_unconfirmed(match, [name], [mark]))
+
+
 def _brightness(ctx: Context, match: IntentMatch, name: str) -> Outcome:
     """A light's brightness: "Kitchen Light brightness is 40%" from ``brightness_pct``; "...
     is off" when off; "I don't know how bright ... is" when it is on and no level is known;
     the unconfirmed answer while a command to it is not confirmed (its level is assumed)."""
-    mark = ctx.home.unconfirmed(name)
-    if mark is not None:
-        return Outcome(_unconfirmed(match, [name], [mark]))
+    pending = _pending(ctx, match, name)
+    if pending is not None:
+        return pending
     state = ctx.home.state(name)
     if _unknown(state):
         return refuse("cant_check", entity=name)
@@ -123,9 +129,9 @@ def _brightness(ctx: Context, match: IntentMatch, name: str) -> Outcome:
 
 def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:
     """The value of the ``attribute`` slot on entity ``name``."""
-    mark = ctx.home.unconfirmed(name)
-    if mark is not None:  # its brightness, color ... are the ones the hub assumed
-        return Outcome(_unconfirmed(match, [name], [mark]))
+    pending = _pending(ctx, match, name)  # its brightness, color ... are the ones assumed
+    if pending is not None:
+        return pending
     if ctx.home.state(name) == "unavailable":  # its attributes are as old as its state
         return refuse("cant_check", entity=name)
     key = str(match.slots["attribute"]).strip().lower().replace(" ", "_")

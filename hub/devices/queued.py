@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-VERBS = {
+_SAME = {
     "turn_on": "turn on",
     "turn_off": "turn off",
     "lock": "lock",
@@ -23,6 +23,12 @@ VERBS = {
     "set_cover_position": "move",
     "set_valve_position": "move",
     "media_pause": "pause",
+}
+"""The services whose verb is the same with the device as object ("turn on the X") and said
+of it ("it may still turn on")."""
+
+VERBS = {
+    **_SAME,
     "media_play": "resume",
     "media_next_track": "skip on",
     "media_previous_track": "go back on",
@@ -33,17 +39,7 @@ VERBS = {
 
 
 DOES = {
-    "turn_on": "turn on",
-    "turn_off": "turn off",
-    "lock": "lock",
-    "unlock": "unlock",
-    "open_cover": "open",
-    "close_cover": "close",
-    "open_valve": "open",
-    "close_valve": "close",
-    "set_cover_position": "move",
-    "set_valve_position": "move",
-    "media_pause": "pause",
+    **_SAME,
     "media_play": "resume playing",
     "media_next_track": "skip to the next track",
     "media_previous_track": "go back a track",

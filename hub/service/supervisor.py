@@ -317,8 +317,9 @@ class Supervisor:
         return woke
 
     def on_stop_word(self, text: str) -> None:
-        """The stop listener heard ``text`` while the hub played: stop playback, and a
-        ringing timer with it (one event line on stdout)."""
+        """The stop listener heard ``text`` while the hub played or a timer or alarm rang
+        (:func:`hub.service.stopword.stop_armed`): stop playback, and the ringing with it
+        (one event line on stdout)."""
         cut = self.speaker.cancel()
         update = self.hub.events.stop_request("stop")
         log.info(
