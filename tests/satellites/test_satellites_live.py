@@ -63,6 +63,20 @@ def rig(tmp_path_factory):
         s.stop()
 
 
+def settled(path, quiet_s: float = 1.5, timeout: float = 30.0) -> None:
+    """Wait until ``path`` has not grown for ``quiet_s`` seconds (an answer still streaming
+    to the speaker file would otherwise count against the next satellite's turn)."""
+    end, size, since = time.monotonic() + timeout, -1, time.monotonic()
+    while time.monotonic() < end:
+        now = path.stat().st_size
+        if now != size:
+            size, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{path.name} kept growing for {timeout} s")
+
+
 def test_each_satellite_acts_in_its_own_area_and_hears_its_answer(rig):
     sats, turns = rig
     for i, sat in enumerate(sats):
@@ -78,6 +92,7 @@ def test_each_satellite_acts_in_its_own_area_and_hears_its_answer(rig):
             30,
             "the answer audio",
         )
+        settled(sat.snd)  # the whole answer is written before the next turn's sizes
         assert [s.snd.stat().st_size for j, s in enumerate(sats) if j != i] == [
             x for j, x in enumerate(sizes) if j != i
         ]  # nobody else spoke
