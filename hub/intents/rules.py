@@ -34,6 +34,7 @@ from hub.errors import ConfigError
 from hub.home import Home
 from hub.intents import catalog
 from hub.intents.artefacts import cached, key_of
+from hub.intents.courtesy import without_courtesy
 from hub.intents.delay import DELAY_WORDS, delayed_match, is_delayed
 from hub.intents.fuzzy import Fuzzy
 from hub.intents.match import IntentMatch, resolve_targets, with_duration
@@ -89,7 +90,8 @@ class Rules:
         sentences without an area ("turn on the lights", "pause") refer to; None: the home's
         ``satellite_area``; "": no area known. The last :data:`MEMO` answers are kept (a
         command said again is not matched again: hassil takes tens of ms); each call gets its
-        own copy.
+        own copy. A text no sentence matches is tried once more without the courtesy words
+        at its start and end ("hey ... please", :mod:`hub.intents.courtesy`).
         """
         area = self.home.satellite_area if area is None else area
         with self._memo_lock:
@@ -98,6 +100,8 @@ class Rules:
                 self._memo.move_to_end((text, area))
         if known is self._memo:
             known = self._recognize(text, area)
+            if known is None and (core := without_courtesy(text)) is not None:
+                known = self._recognize(core, area)  # "hey ... please": the command itself
             with self._memo_lock:
                 self._memo[(text, area)] = known
                 while len(self._memo) > MEMO:

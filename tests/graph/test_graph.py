@@ -436,7 +436,7 @@ def test_rejected_speech_is_answered_not_silent():
 
 def test_relaxed_rules_answer_at_level_2_when_the_llm_fails():
     # a stray leading word: the fuzzy matcher rejects it, the relaxed rules (L2) drop it
-    hub = make_hub(text="um turn on the kitchen light", llm=FakeLlm(("not json",)))
+    hub = make_hub(text="alright turn on the kitchen light", llm=FakeLlm(("not json",)))
     trace = hub.turn_audio(speech())
     assert (trace["intent"], trace["fallback_level"], trace["source"]) == ("HassTurnOn", 2, "rules")
     assert hub.home.state("Kitchen Light") == "on" and trace["status"] == "degraded"

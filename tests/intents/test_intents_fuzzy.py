@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
     "text, intent, slots",
     [
         ("turn on the kitchen lite", "HassTurnOn", {"name": "Kitchen Light"}),
-        ("kitchen lights on now", "HassTurnOn", {"area": "Kitchen", "domain": "light"}),
+        ("kitchen lights on quick", "HassTurnOn", {"area": "Kitchen", "domain": "light"}),
         (
             "open the sliding door halfway",
             "HassSetPosition",
