@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+# Words, not phrases made of them: "could you please" is "could you" then "please".
 _LEADING = (
     "hey",
     "hi",
@@ -29,9 +30,6 @@ _LEADING = (
     "can you",
     "would you",
     "will you",
-    "could you please",
-    "can you please",
-    "would you please",
     "i'd like you to",
     "i want you to",
 )
