@@ -8,6 +8,7 @@ that failed to load is not tried again until the breaker's cool-down has passed.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -18,8 +19,9 @@ from hub.core.alarms import make_alerts
 from hub.core.conversation import DEFAULT_ID, Conversation, Conversations
 from hub.core.engines import DEFAULT_FACTORIES, Engines
 from hub.core.timers import make_timer_events
+from hub.errors import HubError
 from hub.graph import RECURSION_LIMIT, build_graph
-from hub.graph.ahead import likely_answers
+from hub.graph.ahead import clock_answers, likely_answers
 from hub.graph.answers import CANNED, CannedAnswers, response_key
 from hub.graph.state import Guards, TurnContext
 from hub.home import Home
@@ -42,6 +44,10 @@ NODES = ENGINE_NODES
 """Nodes that run an engine: the ones faults can be injected into (:mod:`hub.names`)."""
 JOURNAL_RUNS = 100
 """Journaled turns read at start for each node's recent latency (the tracker keeps 20 runs)."""
+CLOCK_AHEAD_S = (1.0, 8.0)
+"""After a wake word, the clock's answers are rendered for the minutes of these many seconds
+from now: when the command that follows is likely answered (one minute, or both near a
+minute's turn)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,7 @@ class Hub:
         self.alarms = make_alerts(self, self.events)
         """Alarms and reminders, rung by ``self.events`` (:mod:`hub.core.alarms`)."""
         self._fingerprint_key = context_key(settings)
+        self._clock_job: Prerenderer | None = None
         self.graph = build_graph()
 
     # -- helpers the nodes use ----------------------------------------------------------------
@@ -170,6 +177,58 @@ class Hub:
         )
         job.start()
         return job
+
+    def on_wake(self) -> None:
+        """A wake word was heard: ready, on background threads and while the command is
+        still being spoken, what its turn may need and would otherwise wait for.
+
+        - The answers that change with the clock ("10:58 PM.", today's date) are rendered for
+          the coming minute into the response cache (:func:`hub.graph.ahead.clock_answers`;
+          nothing when stored already, or when the hub does not speak or has no store).
+        - The open-vocabulary second recognizer (``[asr] second_pass``) is loaded unless in
+          memory (its load, about 1.2 s, otherwise falls inside the first doubted or rejected
+          turn after ``[asr] whisper_keep_loaded_s`` idle).
+
+        Returns at once (the caller is the listener or an event loop); costs nothing when all
+        is ready; never raises (a failure is logged and the turn does the work as before).
+        Audio is only ever played after its turn produced that text.
+        """
+        self._render_clock_ahead()
+        if self.settings.asr.second_pass:
+            threading.Thread(
+                target=self._warm_second_pass, name="hub-asr2-wake", daemon=True
+            ).start()
+
+    def _warm_second_pass(self) -> None:
+        try:
+            warm = getattr(self.engines.asr2(), "warm_later", None)
+        except HubError as exc:
+            log.debug("second recognizer not warmed: %s", exc.message)
+            return
+        if warm is not None:
+            warm()
+
+    def _render_clock_ahead(self) -> None:
+        tts = self.settings.tts
+        if not (self.speak and self.store is not None):
+            return
+        if self._clock_job is not None and not self._clock_job.done.is_set():
+            return
+        now, zone = self.wall(), self.alarms.zone
+        texts = list(
+            dict.fromkeys(t for s in CLOCK_AHEAD_S for t in clock_answers(self.home, now + s, zone))
+        )
+        self._clock_job = Prerenderer(
+            lambda: texts,
+            self.engines.tts,
+            self.store,
+            lambda text: response_key(text, tts.voice),
+            lambda: False,
+            int(tts.prerender_mb * 1e6),
+            name="hub-clock-ahead",
+            log_level=logging.DEBUG,
+        )
+        self._clock_job.start()
 
     # -- turns ---------------------------------------------------------------------------------
     def _llm_may_follow(self) -> bool:

@@ -29,6 +29,9 @@ log = logging.getLogger("hub.graph")
 FIXED = (CANCELLED, NOTHING_TO_CONFIRM, NOT_CAUGHT, "Okay.")
 """Fixed answers of a dialog (a no, a stray yes, a miss, never mind); the canned ones
 (:data:`hub.graph.answers.CANNED`) are rendered at start-up already."""
+CLOCK_INTENTS = ("HassGetCurrentTime", "HassGetCurrentDate")
+"""The questions whose answer changes with the clock, so it cannot be rendered once at start:
+:func:`clock_answers` gives it for a given minute."""
 
 
 def _scratch(home: Home) -> Home:
@@ -66,6 +69,25 @@ def _answer(ctx: Context, match: IntentMatch) -> str:
         log.debug("ahead: %s %s: %s", match.intent, match.slots, exc)
         return ""
     return join_sentences([outcome.response]) if outcome.ok and outcome.actions else ""
+
+
+def clock_answers(home: Home, at: float, tz=None) -> list[str]:
+    """What the rules path answers to :data:`CLOCK_INTENTS` at wall time ``at`` (seconds since
+    the epoch) in zone ``tz`` (None: the system's): ``["10:58 PM.", "December 5th, 2026."]``,
+    the texts the ``tts`` node is given after such a turn. Never raises (an answer that
+    cannot be made is left out)."""
+    ctx = Context(home=_scratch(home), timers=Timers(), clock=lambda: at, tz=tz)
+    texts = []
+    for intent in CLOCK_INTENTS:
+        handler = HANDLERS.get(intent)
+        try:
+            outcome = handler(ctx, IntentMatch(intent, {}, "")) if handler else None
+        except Exception as exc:  # a template the home's language lacks, ...
+            log.debug("ahead: %s: %s", intent, exc)
+            continue
+        if outcome is not None and outcome.ok and outcome.response:
+            texts.append(join_sentences([outcome.response]))
+    return texts
 
 
 def likely_answers(home: Home) -> list[str]:

@@ -285,6 +285,7 @@ class SatelliteLink:
             self.turns.duplicates += 1
             await self._refuse(wire, DUPLICATE_CODE, "duplicate wake word")
             return
+        self.turns.hub.on_wake()
         self._endpointer = self.turns.make_endpointer()
         self._state = "listen"
 

@@ -38,8 +38,9 @@ def audio_events(pcm: bytes, rate: int):
 class SatelliteHost(Protocol):
     """What the satellites use of the hub that serves them (:class:`hub.core.hub.Hub`): its
     settings (``satellites``, ``asr``, ``wake``), engines, monotonic clock (seconds), timer
-    events (``on_timer_finished(callback) -> callback``), a conversation per satellite, and a
-    turn on int16 mono 16 kHz samples."""
+    events (``on_timer_finished(callback) -> callback``), a conversation per satellite, a
+    turn on int16 mono 16 kHz samples, and ``on_wake()`` (returns at once: a wake word was
+    heard, the turn that follows is readied while it is spoken)."""
 
     @property
     def settings(self) -> Any: ...
@@ -57,6 +58,8 @@ class SatelliteHost(Protocol):
     def answer_audio(
         self, samples: Any, *, started: float | None = None, conversation: Any = None
     ) -> Any: ...
+
+    def on_wake(self) -> None: ...
 
 
 class _Player:

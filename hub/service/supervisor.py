@@ -230,7 +230,9 @@ class Supervisor:
                 log.info("wake word during a capture: listening for a new command")
                 self._interrupted(endpointer, block)
             self.set_state(State.CAPTURING)
-            self._stopper_reset()
+            if self.stopper is not None:
+                self.stopper.reset()
+            self.hub.on_wake()  # the command's turn readied while it is spoken
             self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
@@ -283,10 +285,6 @@ class Supervisor:
         left = max(WAKE_GRACE_S, self.hub.settings.wake.speech_timeout_s - endpointer.seen_s)
         self._kind = "wake"
         return self._make_endpointer(left)
-
-    def _stopper_reset(self) -> None:
-        if self.stopper is not None:
-            self.stopper.reset()
 
     def _detected(self, block, *, only_stop: bool, at: float = 0.0) -> bool:
         """Run the wake (unless ``only_stop``) and stop detectors; True when a detection that

@@ -55,6 +55,9 @@ class Prerenderer:
         busy: ``busy()`` -> True while a turn is listened to or answered: rendering waits.
         max_bytes: most audio (bytes of int16 PCM) rendered in one pass.
         clock: monotonic seconds (for the log line).
+        name: the thread's name (and the log line's first word).
+        log_level: the level of the pass's closing log line (a pass run on every wake word
+            logs at DEBUG).
     """
 
     def __init__(
@@ -66,8 +69,12 @@ class Prerenderer:
         busy: Callable[[], bool],
         max_bytes: int,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        name: str = "hub-prerender",
+        log_level: int = logging.INFO,
     ):
         self._texts, self._tts, self._cache, self._key = texts, tts, cache, key
+        self._name, self._level = name, log_level
         self._busy, self._max_bytes, self._clock = busy, max_bytes, clock
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -81,8 +88,8 @@ class Prerenderer:
         """Set when the pass ended (finished, stopped, or failed)."""
 
     def start(self) -> None:
-        """Start the pass on a daemon thread (``hub-prerender``) at the lowest priority."""
-        self._thread = threading.Thread(target=self._thread_main, name="hub-prerender", daemon=True)
+        """Start the pass on a daemon thread (``name``) at the lowest priority."""
+        self._thread = threading.Thread(target=self._thread_main, name=self._name, daemon=True)
         self._thread.start()
 
     def stop(self, timeout_s: float = 2.0) -> None:
@@ -112,8 +119,10 @@ class Prerenderer:
                 continue
             if not self._render(text, key):
                 break
-        log.info(
-            "prerender: done: %d answers rendered, %d already stored, %.1f MB, %.1f s%s",
+        log.log(
+            self._level,
+            "%s: done: %d answers rendered, %d already stored, %.1f MB, %.1f s%s",
+            self._name.removeprefix("hub-").replace("-", " "),
             self.rendered,
             self.stored,
             self.bytes / 1e6,

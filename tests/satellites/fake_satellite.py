@@ -127,6 +127,10 @@ class StubHub:
         self.engines = StubEngines()
         self.outcomes = ()
         self.clock = __import__("time").monotonic
+        self.wakes = 0
+
+    def on_wake(self):
+        self.wakes += 1
 
     def conversation(self, cid, *, area=None):
         return self.conversations.get(cid, area=area)

@@ -236,7 +236,7 @@ def test_local_microphone_and_satellites_share_the_wake_claim():
     wake = SimpleNamespace(process=lambda block: True, reset=lambda: None)
     speaker = SimpleNamespace(playing=False, cancel=lambda: False)
     gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda: False)
-    hub = SimpleNamespace(settings=settings())
+    hub = SimpleNamespace(settings=settings(), on_wake=lambda: None)
     opened = []
     sup = Supervisor(hub, None, speaker, wake, lambda t: opened.append(t) or "endpointer", gate)
     sup.claim = lambda at: claims.claim("local microphone", at)

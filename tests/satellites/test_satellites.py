@@ -169,6 +169,7 @@ def test_same_wake_on_two_satellites_is_one_turn():
 
     hub, sats = asyncio.run(main())
     assert len(hub.calls) == 1
+    assert hub.wakes == 1  # the winner's turn is readied (Hub.on_wake), the duplicate's not
     errors = [e for s in sats for e in s.events if e.type == "error"]
     assert len(errors) == 1 and errors[0].data["code"] == DUPLICATE_CODE
     loser = next(s for s in sats if "error" in s.types())

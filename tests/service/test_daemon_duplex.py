@@ -72,6 +72,9 @@ class StubHub:
     def conversation(self, *_args, **_kwargs) -> Conversation:
         return self._conversation
 
+    def on_wake(self) -> None:
+        pass
+
     def answer_audio(self, samples, file=None) -> TurnResult:
         self.turns.append((time.monotonic(), samples))
         text = self.answers[min(len(self.turns), len(self.answers)) - 1]

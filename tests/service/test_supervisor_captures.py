@@ -52,10 +52,14 @@ class Listener:
         gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda: False)
         self.out = Lines()
         self.opened: list[float | None] = []
-        hub = SimpleNamespace(settings=self.settings)
+        self.wakes = 0
+        hub = SimpleNamespace(settings=self.settings, on_wake=self._woke)
         self.sup = Supervisor(hub, None, speaker, wake, self.make, gate, out=self.out)
         self.endpointer = None
         self.t = 0.0
+
+    def _woke(self):
+        self.wakes += 1
 
     def make(self, start_timeout_s):
         self.opened.append(start_timeout_s)
@@ -187,7 +191,7 @@ def test_issue18_a_turn_that_fails_is_traced_with_its_error():
         raise RuntimeError("the recognizer fell over")
 
     rig = Listener()
-    rig.sup.hub = SimpleNamespace(settings=rig.settings, answer_audio=fails)
+    rig.sup.hub = SimpleNamespace(settings=rig.settings, answer_audio=fails, on_wake=lambda: None)
     rig.sup.speaker = SimpleNamespace(
         start_turn=lambda: None, finish=lambda pcm, rate: None, wait=lambda: True
     )
@@ -252,3 +256,16 @@ def test_a_broken_ringing_check_never_stops_the_listener():
     rig.sup.stopper = Pushed()
     rig.feed(0.5)
     assert rig.sup.stopper.blocks == 0 and rig.turns() == []
+
+
+def test_issue18_each_wake_word_readies_its_turn_while_the_command_is_spoken():
+    """The hub is told of each wake word as it is heard (:meth:`hub.core.hub.Hub.on_wake`),
+    before the command is spoken; speech without the wake word tells it nothing."""
+    rig = Listener()
+    rig.feed(1.0, speech=True)  # no wake word: nothing opens, nothing readied
+    assert rig.wakes == 0
+    rig.feed(0.5, speech=True, wake_at_end=True)
+    assert rig.wakes == 1 and rig.endpointer is not None  # told before the command
+    rig.feed(1.0, speech=True)
+    rig.feed(1.5)
+    assert rig.wakes == 1 and len(rig.turns()) == 1
