@@ -127,6 +127,15 @@ class Rig:
                 return trace
         return None
 
+    def event(self, name: str, timeout_s: float = 30.0) -> dict | None:
+        """The next event line called ``name`` (turns and other events skipped), or None."""
+        end = time.monotonic() + timeout_s
+        while (left := end - time.monotonic()) > 0:
+            trace = self.trace(left)
+            if trace is None or trace.get("event") == name:
+                return trace
+        return None
+
     def first_audio(self, since: float, timeout_s: float = 15.0) -> float | None:
         """Arrival time of the first loud speaker block after ``since``, or None."""
         end = time.monotonic() + timeout_s
@@ -268,6 +277,27 @@ def dialog_stop_ring(rig: Rig) -> dict:
     return {"silent_after_s": round(max(0.0, last), 2)}
 
 
+RING_EVERY_S = 8.0
+"""``[timers] ring_every_s`` (the default): a ringing timer plays again this long after."""
+
+
+def dialog_stop_between_rings(rig: Rig) -> dict:
+    """A ring plays and ends; "stop" without the wake word in the quiet before its repeat:
+    the timer is stopped (the ``stopped`` event) and the repeat never plays."""
+    ring = _ring(rig)
+    ended = rig.speaker_done(ring, quiet_s=0.5)
+    assert ended is not None, "the ring did not end"
+    time.sleep(max(0.0, ended + 1.5 - time.monotonic()))
+    said = rig.say("stop", tail_s=0.5)
+    event = rig.event("stopped", timeout_s=5.0)
+    assert event is not None, "no 'stopped' event"
+    assert event["timer"] is True and event["playback"] is False, event
+    time.sleep(max(0.0, ring + RING_EVERY_S + 1.5 - time.monotonic()))
+    loud = rig.loud_after(said.speech_end)
+    assert not loud, f"the ring played again {loud[0] - said.speech_end:.2f} s after 'stop'"
+    return {"stop_after_ring_s": round(said.speech_start - ended, 2)}
+
+
 def dialog_command_during_ring(rig: Rig) -> dict:
     """A ring, then "okay nabu, turn on the TV": the command is done."""
     ring = _ring(rig)
@@ -378,6 +408,7 @@ DIALOGS = {
     "yes": dialog_yes,
     "no": dialog_no,
     "stop_ring": dialog_stop_ring,
+    "stop_between_rings": dialog_stop_between_rings,
     "command_during_ring": dialog_command_during_ring,
     "wake_after_miss": dialog_wake_after_miss,
     "two_turns": dialog_two_turns,

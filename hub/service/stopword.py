@@ -129,16 +129,23 @@ class StopRecognizer:
         return heard.text if llr is None or llr >= REJECT_LLR else None
 
 
+_CHECK_FAILURES: set[str] = set()
+"""The kinds of failure of the ringing check logged so far (each once: it runs per block)."""
+
+
 def stop_armed(hub, speaker) -> bool:
     """True while the stop listener listens: the hub plays, or a timer or alarm rings (also
     between two of its rings, when nothing plays: a stop word without the wake word must
-    still silence it). A failing timer check counts as not ringing (the microphone goes on)."""
+    still silence it). A failing timer check counts as not ringing (the microphone goes on),
+    with one WARNING per kind of failure: stop words between rings are then not heard."""
     if speaker.playing:
         return True
     try:
-        return bool(hub.events.stop_armed())
+        return bool(hub.events.stop_armed)  # a property of hub.act.notifier.TimerEvents
     except Exception as exc:
-        log.debug("ringing check failed: %s", exc)
+        if type(exc).__name__ not in _CHECK_FAILURES:
+            _CHECK_FAILURES.add(type(exc).__name__)
+            log.warning("ringing check failed, stop words between rings go unheard: %r", exc)
         return False
 
 
