@@ -6,12 +6,20 @@ engines) is loaded, a SIGINT handler installed when this module loads exits at o
 is nothing to clean up yet, and a library's bare ``except:`` cannot swallow it); from then
 on Python's KeyboardInterrupt is back and :func:`hub.cli.main.main` handles it. Only the
 interpreter's own start-up (before this module runs) is out of reach.
+
+The process ends as Python's own exit does (non-daemon threads joined, atexit handlers run,
+output flushed) but without the interpreter's teardown (:func:`_end`): a daemon thread still
+inside native code then (a model loading while ``hub wyoming`` warms, a synthesis) is killed
+with the process instead of being unwound through C++ frames, which aborted it with
+"terminate called without an active exception" and exit -6 (SIGABRT) instead of its code.
 """
 
+import atexit
 import contextlib
 import os
 import signal
 import sys
+import threading
 
 EXIT_INTERRUPTED = 130
 """The exit code of an interrupted run (128 + SIGINT), as :class:`hub.errors.ExitCode`."""
@@ -53,7 +61,22 @@ def run(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         _exit_interrupted()  # at once: Python's exit would turn this into a SIGINT death
     _on_sigint(signal.SIG_DFL)  # a Ctrl-C during the exit (thread joins) ends it silently
-    return code
+    _end(code)
+    return code  # not reached
+
+
+def _end(code: int) -> None:
+    """End the process with ``code``: what Python's exit does first (join the non-daemon
+    threads: ``threading._shutdown``, as ``Py_FinalizeEx`` calls it; run the atexit handlers;
+    flush stdout and stderr), then ``os._exit`` instead of the interpreter's teardown, which
+    kills the daemon threads that try to take the GIL by unwinding them (see the module doc)."""
+    with contextlib.suppress(Exception):
+        getattr(threading, "_shutdown", lambda: None)()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,9 @@ class ExitCode(IntEnum):
     """Audio device unavailable (``hub run``)."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT)."""
+    TERMINATED = 143
+    """SIGTERM (128 + 15), in a command that is not a daemon (``run``, ``wyoming`` and ``serve``
+    stop cleanly with 0)."""
 
 
 class HubError(Exception):

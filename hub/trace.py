@@ -16,7 +16,10 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
 
     Returns:
         ``{file, transcript, intent, slots, source, response, audio, fallback_level, errors,
-        timings_ms, status, breakers}``; ``timings_ms`` has each node that ran, ``ttfa``
+        timings_ms, status, breakers, acted}``; ``acted`` is True when a command was carried
+        out (a device, timer, alarm, reminder or list changed, or a device command sent or
+        queued), False for a rejection, a question asked back, a refusal or an answer;
+        ``timings_ms`` has each node that ran, ``ttfa``
         (end of input -> first answer audio ready, or null when nothing was spoken) and ``total``.
         ``response`` is what was spoken: when the TTS cut a long answer (``[tts] max_chars``,
         case BC-10) it is the spoken text with the cut notice, as the TTS said it, and
@@ -44,6 +47,7 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "timings_ms": timings,
         "status": _status(final),
         "breakers": list(final.get("breakers") or []),
+        "acted": any(outcome.actions for outcome in final.get("outcomes") or ()),
         **({"second_pass": final["second_pass"]} if final.get("second_pass") else {}),
     }
 
@@ -63,4 +67,5 @@ def bad_input_trace(file: str | None, message: str) -> dict:
         "timings_ms": {"ttfa": None, "total": 0.0},
         "status": "bad_input",
         "breakers": [],
+        "acted": False,
     }

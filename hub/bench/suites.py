@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from hub.intents.score import OOV_RULE, expected
 from hub.intents.score import correct as _correct
-from hub.intents.score import expected
 from hub.resilience.percentile import percentile
 
 
@@ -37,7 +37,7 @@ def add_parsers(sub, *, common, inject, store) -> None:
         "bench",
         help="measure accuracy, latency, RTF and memory",
         description="Measure the pipeline on wav folders whose file names are "
-        "what was said; write the results to BENCHMARKS.md.",
+        f"what was said ({OOV_RULE}); write the results to BENCHMARKS.md.",
     )
     common(p)
     p.add_argument(
@@ -211,7 +211,8 @@ def report(results: list[dict], command: str, rss_mb: float | None, engine: str)
 def _accuracy_lines(results: list[dict]) -> list[str]:
     """The accuracy table: right intent and slots per audio folder, both pipelines."""
     lines = [
-        "## Accuracy (right intent and slots; file name = what was said)",
+        "## Accuracy (right intent and slots; file name = what was said; oov_*: right when "
+        "nothing is done)",
         "",
         "| audio | files | streamed, restricted ASR | sequential, unrestricted ASR |",
         "|---|---|---|---|",

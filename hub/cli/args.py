@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -147,21 +149,21 @@ def settings_for(args) -> Settings:
 
 
 def make_hub(args, entry: str, *, speak: bool) -> Hub:
-    """Build the :class:`hub.core.hub.Hub` for a command's arguments. A replay's timers,
-    alarms and reminders are kept in memory only (``keep_timers=False``): a recorded "set a
-    timer" must never ring later in ``hub run``, which shares the store.
+    """Build the :class:`hub.core.hub.Hub` for a command's arguments; its timer thread and its
+    store are closed when the command ends (:func:`end_command`). A replay's timers, alarms and
+    reminders are kept in memory only (``keep_timers=False``): a recorded "set a timer" must
+    never ring later in ``hub run``, which shares the store.
 
     Raises:
         hub.errors.ConfigError: the config file is unreadable or wrong.
         BadInputError: a ``--store`` whose folder does not exist (see :func:`store_location`).
     """
-    # lazy: hub --help imports every command's module; the Hub (langgraph) and the store only here
+    # lazy: hub --help imports every command's module; the Hub (langgraph) only here
     from hub.core.hub import Hub
-    from hub.store.db import open_store
 
     settings = settings_for(args)
-    store = open_store(store_location(args, settings), settings.store, background=entry == "run")
-    return Hub(
+    store = open_cli_store(args, settings, background=entry == "run")
+    hub = Hub(
         settings,
         entry=entry,
         store=store,
@@ -169,6 +171,42 @@ def make_hub(args, entry: str, *, speak: bool) -> Hub:
         inject=args.inject,
         keep_timers=entry != "replay",
     )
+    _AT_END.append(hub.events.close)  # before the store is finished (last registered first)
+    return hub
+
+
+_AT_END: list[Callable[[], None]] = []
+"""What :func:`end_command` runs, last registered first."""
+
+
+def open_cli_store(args, settings: Settings, *, background: bool = False):
+    """The :class:`hub.store.db.Store` of a command (:func:`store_location`), finished when the
+    command ends, however it ends (:func:`end_command`).
+
+    Raises:
+        BadInputError: see :func:`store_location`.
+    """
+    # lazy: hub --help imports every command's module; the store (numpy, SQLite) only here
+    from hub.store.db import open_store
+    from hub.store.retention import finish
+
+    store = open_store(store_location(args, settings), settings.store, background=background)
+    _AT_END.append(partial(finish, store))
+    return store
+
+
+def end_command() -> None:
+    """Close what the command opened, last first, on every exit path (a normal end, an error,
+    Ctrl-C, SIGTERM; :func:`hub.cli.main.main`): each Hub's timer thread (an alert being
+    synthesized is finished: onnxruntime aborts the process when the interpreter ends under a
+    synthesis), then each store (:func:`hub.store.retention.finish`: WAL checkpointed, row
+    counts recorded in ``<db>.rows``, so a store later found emptied or damaged is reported
+    with the rows it lost, BC-33). Never raises."""
+    while _AT_END:
+        try:
+            _AT_END.pop()()
+        except Exception as exc:
+            log.warning("not closed cleanly at the end: %s", exc)
 
 
 def answer_names(paths: list[Path]) -> list[str]:

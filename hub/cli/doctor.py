@@ -10,7 +10,7 @@ import socket
 import sys
 from pathlib import Path
 
-from hub.cli.args import store_location
+from hub.cli.args import open_cli_store
 from hub.settings import config_path, load_settings
 
 
@@ -232,11 +232,8 @@ def doctor_report(settings, store) -> dict:
 
 def run_doctor(args) -> int:
     """Print the doctor report; 4 when ``hub run`` could not open its microphone, else 0."""
-    # lazy: hub --help imports every command's module; this loads only when the command runs
-    from hub.store.db import open_store
-
     settings = load_settings(args.config)
-    store = open_store(store_location(args, settings), settings.store)
+    store = open_cli_store(args, settings)
     report = {
         "config": str(config_path(args.config) or "built-in defaults"),
         **doctor_report(settings, store),

@@ -2,13 +2,15 @@
 
 Exit codes (README, "Exit codes"): 0 every input handled (``no_speech`` and ``degraded``
 included); 1 internal error; 2 at least one input unreadable or unsupported, or bad usage or
-config; 4 audio device unavailable. Expected failures print one line, never a traceback.
+config; 4 audio device unavailable; 130 Ctrl-C; 143 SIGTERM (0 for the daemons: run, wyoming,
+serve). Expected failures print one line, never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
 import sys
 
 from hub import __version__
@@ -16,15 +18,20 @@ from hub.bench import suites as bench
 from hub.cli import config, home, models, replay, run, serve, stats, wyoming
 from hub.cli import doctor as tools
 from hub.cli import say as speak
+from hub.cli.args import end_command
 from hub.errors import ConfigError, DeviceUnavailableError, ExitCode, HubError
 
-EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE, EXIT_INTERRUPTED = (
+EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_TERMINATED = (
     ExitCode.OK,
     ExitCode.INTERNAL,
     ExitCode.BAD_INPUT,
     ExitCode.DEVICE,
     ExitCode.INTERRUPTED,
+    ExitCode.TERMINATED,
 )
+
+DAEMONS = frozenset({"run", "wyoming", "serve"})
+"""Commands that serve until stopped: SIGTERM is their normal stop (exit 0)."""
 
 DESCRIPTION = """\
 hub: an offline voice hub that keeps answering.
@@ -44,7 +51,8 @@ examples:
 
 exit codes: 0 ok (no_speech and degraded included), 1 internal error,
             2 unreadable/unsupported input or bad config, 3 network unreachable
-            (models fetch), 4 audio device unavailable, 130 interrupted
+            (models fetch), 4 audio device unavailable, 130 interrupted (Ctrl-C),
+            143 terminated (SIGTERM; run, wyoming and serve stop with 0)
 config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in defaults
         (the sample home); the microphone is [audio] input_device (see `hub doctor`)"""
 
@@ -107,13 +115,49 @@ def _setup_logging(verbose: int) -> None:
     )
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread (like KeyboardInterrupt for Ctrl-C) so a command
+    unwinds and closes what it opened (:func:`hub.cli.args.end_command`)."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated
+
+
+def _on_sigterm(handler):
+    """Install ``handler`` for SIGTERM; the previous one, or None off the main thread."""
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not the main thread, or no signals here
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run ``hub`` with ``argv``; returns the exit code."""
+    """Run ``hub`` with ``argv``; returns the exit code.
+
+    However the command ends (normally, an error, Ctrl-C, SIGTERM) what it opened is closed:
+    timer threads, then stores (WAL checkpointed, row counts recorded beside them: BC-33).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     _setup_logging(getattr(args, "verbose", 0))
+    previous = _on_sigterm(_raise_terminated)  # the daemons install their own while they serve
+    try:
+        return _run(args)
+    finally:
+        _on_sigterm(signal.SIG_IGN)  # a second SIGTERM must not cut the finish short
+        end_command()
+        if previous is not None:
+            _on_sigterm(previous)
+
+
+def _run(args) -> int:
+    """``args.func(args)`` with every expected failure mapped to its exit code."""
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        print("hub: terminated", file=sys.stderr)
+        return EXIT_OK if args.command in DAEMONS else EXIT_TERMINATED
     except DeviceUnavailableError as exc:
         print(f"hub: {exc.message}", file=sys.stderr)
         return EXIT_DEVICE

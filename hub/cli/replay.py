@@ -14,7 +14,7 @@ from pathlib import Path
 from hub.cli.args import answer_names, expand_paths, make_hub
 from hub.cli.summary import score_lines, summary_line
 from hub.errors import BadInputError, HubError
-from hub.intents.score import read_expect
+from hub.intents.score import OOV_RULE, read_expect
 from hub.intents.utterance import MAX_TEXT_CHARS, text_problem
 
 log = logging.getLogger("hub.cli.replay")
@@ -70,7 +70,7 @@ def _add_replay(sub, shared) -> None:
     p.add_argument(
         "--score",
         action="store_true",
-        help="file names are what was said: print the accuracy and each miss",
+        help=f"file names are what was said: print the accuracy and each miss; {OOV_RULE}",
     )
     p.add_argument(
         "--expect",

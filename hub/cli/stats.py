@@ -9,7 +9,7 @@ import sys
 import time
 
 from hub import names
-from hub.cli.args import store_location
+from hub.cli.args import open_cli_store
 from hub.resilience.percentile import percentile as pct
 from hub.settings import load_settings
 
@@ -144,11 +144,8 @@ def table(summary: dict, since_s: float) -> str:
 
 def run_stats(args) -> int:
     """Print the summary of the turns journaled within ``--since``; 0."""
-    # lazy: hub --help imports every command's module; this loads only when the command runs
-    from hub.store.db import open_store
-
     settings = load_settings(args.config)
-    store = open_store(store_location(args, settings), settings.store)
+    store = open_cli_store(args, settings)
     since = time.time() - args.since
     summary = summarize(store.turns_since(since, args.last), store.breaker_events_since(since))
     if args.json:

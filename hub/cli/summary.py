@@ -56,13 +56,14 @@ def score_lines(rules, traces: list[dict], sentences: dict[str, str | None]) -> 
         if not correct(trace, want):
             misses.append(
                 f"miss: {Path(trace['file']).name}: said {sentence!r} -> "
-                f"{want[0]}; heard {trace['transcript']!r} -> {trace['intent']}"
+                f"{want[0] or 'nothing done'}; heard {trace['transcript']!r} -> "
+                f"{trace['intent']}{' (done)' if want[0] is None else ''}"
             )
     ok = len(scored) - len(misses)
     pct = 100 * ok / len(scored) if scored else 0.0
     head = (
         f"accuracy: {ok}/{len(scored)} ({pct:.0f}%) right intent and slots "
-        f"(the rules' reading of what was said)"
+        f"(the rules' reading of what was said; oov_* files: right when nothing is done)"
     )
     unscored = len(traces) - len(scored)
     return [head + (f"; {unscored} not scored" if unscored else "")] + misses

@@ -1,8 +1,11 @@
 """Scoring turns against what was said: the expected intent of a sentence, and a comparison.
 
 Shared by ``hub replay --score/--expect`` and ``hub bench``. What a sentence should give is
-what the rules give for its text (so a file named after its sentence scores itself); a name
-starting with ``oov_``, or an empty sentence, expects no intent.
+what the rules give for its text (so a file named after its sentence scores itself). A name
+starting with ``oov_`` (out-of-home speech), an empty sentence, or one the rules do not
+understand expects a rejection: it is right when nothing was done (no intent, or an intent that
+was not carried out: asked back, refused, answered; the trace's ``acted``), and wrong when a
+command was carried out.
 """
 
 from __future__ import annotations
@@ -40,10 +43,21 @@ def expected(rules, path: Path) -> tuple[str | None, dict]:
 
 
 def correct(trace: dict, want: tuple[str | None, dict]) -> bool:
-    """True when the trace's intent and slots are ``want`` (no intent when ``want`` has none)."""
+    """True when the trace's intent and slots are ``want``; when ``want`` has no intent (a
+    rejection is right), when nothing was carried out: no intent, or ``acted`` false (a
+    question asked back, a refusal). A trace without ``acted`` (a bare reading of the rules)
+    counts its intent as acted on."""
     if want[0] is None:
-        return trace["intent"] is None
+        return trace["intent"] is None or trace.get("acted", True) is False
     return trace["intent"] == want[0] and slots_equal(trace["slots"], want[1])
+
+
+OOV_RULE = (
+    "a file named oov_* is speech that is no command for this home: right when nothing is "
+    "done (rejected, not understood, answered, or asked back without acting), wrong when a "
+    "command is carried out"
+)
+"""How ``oov_*`` files are scored, as ``hub replay --help`` and ``hub bench --help`` say it."""
 
 
 def read_expect(path: Path) -> dict[str, str]:

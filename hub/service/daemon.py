@@ -36,6 +36,7 @@ from hub.service.stopword import StopListener, StopRecognizer
 from hub.service.supervisor import State, Supervisor
 from hub.service.watchdog import Watchdog
 from hub.settings import Settings
+from hub.store.retention import finish
 from hub.wake.detector import make_wake
 from hub.wyoming.server import start_wyoming
 
@@ -249,12 +250,12 @@ def _serve(
 
 
 def _close_store(store) -> None:
-    """Checkpoint the WAL into the database file and close this thread's connection."""
+    """Checkpoint the WAL into the database file, record the row counts and close this
+    thread's connection (:func:`hub.store.retention.finish`, as every command at its end)."""
     if store is None:
         return
     try:
-        store.pragma("wal_checkpoint(TRUNCATE)")
-        store.close()
+        finish(store)
     except Exception as exc:
         log.warning("store not checkpointed at stop: %s", exc)
 

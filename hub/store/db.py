@@ -129,6 +129,7 @@ class Store(CacheMixin, JournalMixin, OutboxMixin, TimersMixin):
             self.wal.path = self.path
         self._open()
         self._thread = None
+        self.finished = False  # hub.store.retention.finish ran: the process is done with it
         if background:
             self._thread = start_background(self)
 

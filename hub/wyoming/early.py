@@ -17,13 +17,14 @@ import logging
 from functools import partial
 from urllib.parse import urlparse
 
+from wyoming.error import Error
 from wyoming.event import Event
 from wyoming.info import Describe
 from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler, AsyncServer
 
 from hub.errors import ConfigError
-from hub.wyoming.framing import FrameError, read_event, write_event
+from hub.wyoming.framing import BadData, FrameError, read_event, write_event
 from hub.wyoming.info import build_info
 
 log = logging.getLogger("hub.wyoming")
@@ -90,8 +91,9 @@ class EventPump:
         except (FrameError, ConnectionError, OSError) as exc:
             await self.queue.put(exc)
 
-    async def next(self, idle_timeout_s: float | None = None) -> Event | None:
-        """The next event read, or None when the peer closed the connection.
+    async def next(self, idle_timeout_s: float | None = None) -> Event | BadData | None:
+        """The next event read (or :class:`hub.wyoming.framing.BadData`: a whole frame whose
+        data is not a JSON object), or None when the peer closed the connection.
 
         Raises:
             FrameError, ConnectionError, OSError: what reading raised.
@@ -120,7 +122,7 @@ class EarlyHandler(AsyncEventHandler):
     def __init__(self, pending: Pending, reader, writer):
         super().__init__(reader, writer)
         self.pending = pending
-        self.kept: list[Event] = []
+        self.kept: list[Event | BadData] = []
 
     async def handle_event(self, event) -> bool:  # pragma: no cover - run() reads itself
         return True
@@ -163,13 +165,19 @@ class EarlyHandler(AsyncEventHandler):
             ready.cancel()
         return True
 
-    async def _early_event(self, event: Event) -> bool:
-        """Answer or keep one event read before the hub is ready; False: too many kept."""
-        if Describe.is_type(event.type):
+    async def _early_event(self, event: Event | BadData) -> bool:
+        """Answer or keep one event read before the hub is ready; False: too many kept. A
+        ping is answered whatever its data (a bad one's ``error`` first); other bad data is
+        kept, to be answered in its turn."""
+        if isinstance(event, BadData) and Ping.is_type(event.type):
+            log.info("refused: %s", event.message)
+            await write_event(self.writer, Error(text=event.message, code="BadInputError").event())
+            await write_event(self.writer, Pong().event())
+        elif isinstance(event, Event) and Describe.is_type(event.type):
             info = self.pending.ctx.info if self.pending.ctx else self.pending.info
             await write_event(self.writer, info.event())
-        elif Ping.is_type(event.type):
-            await write_event(self.writer, Pong(text=Ping.from_event(event).text).event())
+        elif isinstance(event, Event) and Ping.is_type(event.type):
+            await write_event(self.writer, Pong(text=event.data.get("text")).event())
         elif len(self.kept) < EARLY_EVENTS:
             self.kept.append(event)
         else:
@@ -183,7 +191,7 @@ class EarlyHandler(AsyncEventHandler):
         read = pump.next if pump is not None else None
         handler = HubHandler(self.pending.ctx, self.reader, self.writer, read=read)
         for event in self.kept:
-            await handler.handle_event(event)
+            await handler.take(event)
         await handler.run()
 
 

@@ -6,7 +6,8 @@ The ``wyoming`` package's ``from_event`` reads ``event.data`` without looking at
 the server reads from each event type; :func:`problem` names the first field that is missing
 or of the wrong type ("synthesize: 'text' must be a string"), and the connection answers that
 event with one ``error`` event and stays open (:meth:`hub.wyoming.parts.Parts.handle`).
-Fields not in the table are ignored, as the protocol allows.
+Fields not in the table are ignored, as the protocol allows; so a ``ping`` is always answered
+(its ``text`` is copied back as it came, as the ``wyoming`` package's servers do).
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ FIELDS: dict[str, dict[str, Field]] = {
     "detect": {"names": NAMES, "context": OBJECT},
     "transcript": {"text": TEXT, "language": OPTIONAL_TEXT, "context": OBJECT},
     "recognize": {"text": TEXT, "context": OBJECT},
-    "ping": {"text": OPTIONAL_TEXT},
-    "pong": {"text": OPTIONAL_TEXT},
+    "ping": {},  # its text is copied into the pong as it came, never read
+    "pong": {},  # a client's answer to a ping: nothing in it is read
     "select-program": {"name": OPTIONAL_TEXT},
 }
 """Event type -> the fields the server reads and their types (the ``wyoming`` package's

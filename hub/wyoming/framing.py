@@ -5,13 +5,16 @@ A frame is one JSON header line (``type``, optional ``data``, ``data_length``,
 of payload (github.com/OHF-Voice/wyoming, "Event format"). The package's own reader turns
 every error into "end of stream" or lets ``KeyError``/``IncompleteReadError`` escape; this one
 says why a frame is bad (:class:`FrameError`), so the handler can log one WARNING naming the
-reason and close only that connection (case BC-23 e).
+reason and close only that connection (case BC-23 e). A frame read whole whose data is not a
+JSON object (``[]``, ``"x"``, ``3``, not JSON at all) leaves the stream framed: it is returned
+as :class:`BadData`, answered with one ``error`` event, and the connection reads on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 
 from wyoming.event import Event, async_write_event
 
@@ -30,6 +33,34 @@ MAX_BLOCK = 16 << 20
 
 class FrameError(Exception):
     """A malformed frame; ``str(exc)`` is the reason, one line."""
+
+
+@dataclass(frozen=True)
+class BadData:
+    """A whole frame (its lengths known, its bytes read) whose data is not a JSON object: the
+    stream can still be framed. ``type`` is the event's type, ``reason`` what is wrong."""
+
+    type: str
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """One line for the ``error`` event, e.g. ``"recognize: data is not a JSON object
+        (got array)"``."""
+        return f"{self.type}: {self.reason}"
+
+
+def _not_object(value) -> str | None:
+    """Why ``value`` (the JSON of a frame's data) is no object, or None when it is one."""
+    return None if isinstance(value, dict) else f"data is not a JSON object (got {_kind(value)})"
+
+
+def _kind(value) -> str:
+    """The JSON name of ``value``'s type."""
+    for kind, name in ((bool, "boolean"), ((int, float), "number"), (str, "string")):
+        if isinstance(value, kind):
+            return name
+    return "array" if isinstance(value, list) else "null" if value is None else "object"
 
 
 def _length(header: dict, key: str) -> int:
@@ -68,13 +99,15 @@ def parse_header(line: bytes) -> dict:
         raise FrameError("header is not a JSON object")
     if not isinstance(header.get("type"), str) or not header["type"]:
         raise FrameError("header has no type")
-    if not isinstance(header.get("data", {}), dict):
-        raise FrameError("header data is not a JSON object")
     return header
 
 
-async def read_event(reader: asyncio.StreamReader, idle_timeout_s: float | None) -> Event | None:
-    """The next event, or None when the peer closed the connection between frames.
+async def read_event(
+    reader: asyncio.StreamReader, idle_timeout_s: float | None
+) -> Event | BadData | None:
+    """The next event, :class:`BadData` for a whole frame whose data (in the header or in its
+    ``data_length`` bytes) is not a JSON object, or None when the peer closed the connection
+    between frames.
 
     Args:
         reader: the connection's stream (limit :data:`LINE_LIMIT`).
@@ -93,18 +126,22 @@ async def read_event(reader: asyncio.StreamReader, idle_timeout_s: float | None)
     if not line.endswith(b"\n"):
         raise FrameError(f"connection closed inside a header line ({len(line)} bytes)")
     header = parse_header(line)
-    data = dict(header.get("data") or {})
     data_length, payload_length = _length(header, "data_length"), _length(header, "payload_length")
+    inline = header.get("data")
+    problem = None if inline is None else _not_object(inline)
+    data = dict(inline) if isinstance(inline, dict) else {}
     if data_length:
         raw = await _exactly(reader, data_length, "data")
         try:
             extra = json.loads(raw)
         except (UnicodeDecodeError, ValueError) as exc:
-            raise FrameError(f"data is not JSON: {exc}") from None
-        if not isinstance(extra, dict):
-            raise FrameError("data is not a JSON object")
-        data.update(extra)
+            extra, problem = {}, problem or f"data is not JSON ({exc})"
+        problem = problem or _not_object(extra)
+        if isinstance(extra, dict):
+            data.update(extra)
     payload = await _exactly(reader, payload_length, "payload") if payload_length else None
+    if problem is not None:  # every byte of the frame was read: the stream is still framed
+        return BadData(header["type"], problem)
     return Event(type=header["type"], data=data, payload=payload)
 
 

@@ -2,9 +2,14 @@
 
 The reader answers ``ping`` and ``describe`` at once (also while a turn is running), drops
 unknown events (the first logged, the rest counted into one summary line when the connection
-ends; BC-23 d) and queues the rest for the worker, which runs them in order. A malformed frame
-closes only this connection, with one WARNING naming the reason (BC-23 e). Writes are
-serialized by a lock and time out, so a client that stops reading loses only its connection.
+ends; BC-23 d) and queues the rest for the worker, which runs them in order. A ``ping`` is
+always answered with a ``pong`` carrying its ``text`` back as it came, as the ``wyoming``
+package's servers and Home Assistant do: a keep-alive never fails for an odd field. A frame
+whose data is not a JSON object gets one ``error`` event naming the problem (in its turn; a
+ping's at once, then its pong) and the connection reads on, as its framing is intact. A
+malformed frame (the stream can no longer be framed) closes only this connection, with one
+WARNING naming the reason (BC-23 e). Writes are serialized by a lock and time out, so a client
+that stops reading loses only its connection.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from wyoming.info import Describe
 from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler
 
-from hub.wyoming.framing import FrameError, read_event, write_event
+from hub.wyoming.framing import BadData, FrameError, read_event, write_event
 from hub.wyoming.parts import Parts
 
 log = logging.getLogger("hub.wyoming")
@@ -74,9 +79,9 @@ class HubHandler(AsyncEventHandler):
     Args:
         server: the :class:`hub.wyoming.server.Context` (hub, info, executor, turn limit).
         reader, writer: the connection's streams.
-        read: where events come from: ``await read(idle_timeout_s)`` -> event or None at the
-            end (an :meth:`hub.wyoming.early.EventPump.next` that read ahead); default:
-            :func:`hub.wyoming.framing.read_event` on ``reader``.
+        read: where events come from: ``await read(idle_timeout_s)`` -> event, BadData, or
+            None at the end (an :meth:`hub.wyoming.early.EventPump.next` that read ahead);
+            default: :func:`hub.wyoming.framing.read_event` on ``reader``.
     """
 
     def __init__(
@@ -84,7 +89,7 @@ class HubHandler(AsyncEventHandler):
         server,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        read: Callable[[float | None], Awaitable[Event | None]] | None = None,
+        read: Callable[[float | None], Awaitable[Event | BadData | None]] | None = None,
     ):
         super().__init__(reader, writer)
         self.server = server
@@ -103,12 +108,21 @@ class HubHandler(AsyncEventHandler):
         async with self._write_lock:
             await write_event(self.writer, event)
 
+    async def take(self, item: Event | BadData) -> None:
+        """One thing read: an event (:meth:`handle_event`), or a frame whose data is no JSON
+        object, answered with an ``error`` in its turn (a ping's at once, then its pong)."""
+        if isinstance(item, Event):
+            await self.handle_event(item)
+        elif Ping.is_type(item.type):
+            await self.parts.bad_data(item)
+            await self.write_event(Pong().event())
+        else:
+            await self._queue.put(item)
+
     async def handle_event(self, event: Event) -> bool:
         """Answer ``ping``/``describe`` now, queue known events, drop unknown ones."""
-        if Ping.is_type(event.type) and await self.parts.refuse(event):
-            return True
-        if Ping.is_type(event.type):
-            await self.write_event(Pong(text=Ping.from_event(event).text).event())
+        if Ping.is_type(event.type):  # its text goes back as it came, whatever its type
+            await self.write_event(Pong(text=event.data.get("text")).event())
         elif Describe.is_type(event.type):
             await self.write_event(self.server.info.event())
         elif event.type in KNOWN:
@@ -135,10 +149,10 @@ class HubHandler(AsyncEventHandler):
         idle = self.server.idle_timeout_s
         try:
             while not worker.done():
-                event = await self._read(idle)
-                if event is None:
+                item = await self._read(idle)
+                if item is None:
                     break
-                await self.handle_event(event)
+                await self.take(item)
             else:
                 return
             await self._queue.put(None)  # the client is done sending: finish queued work
@@ -153,6 +167,9 @@ class HubHandler(AsyncEventHandler):
     async def _work(self) -> None:
         while (event := await self._queue.get()) is not None:
             try:
+                if isinstance(event, BadData):
+                    await self.parts.bad_data(event)
+                    continue
                 await self.parts.handle(event)
             except (TimeoutError, ConnectionError, OSError):
                 log.info("%s: client stopped reading; closing", self.peer)

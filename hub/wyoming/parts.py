@@ -23,6 +23,7 @@ from wyoming.wake import Detect
 from hub.errors import HubError
 from hub.wyoming import fields
 from hub.wyoming.asr import AsrSession
+from hub.wyoming.framing import BadData
 from hub.wyoming.handle import conversation_id, handle_text, recognize_text
 from hub.wyoming.tts import TtsSession
 from hub.wyoming.wake import WakeSession, chosen
@@ -46,7 +47,7 @@ class Parts:
         self.transcribe: Transcribe | None = None
         self.context: dict[str, Any] | None = None
         self.bad_events = 0
-        """Events refused for their fields (the first is logged at WARNING, the rest DEBUG)."""
+        """Events refused for their fields or data (the first logged at WARNING, the rest DEBUG)."""
 
     async def refuse(self, event: Event) -> bool:
         """Answer ``event`` with an ``error`` event when its fields are wrong
@@ -54,10 +55,18 @@ class Parts:
         why = fields.problem(event)
         if why is None:
             return False
+        await self._refused(why)
+        return True
+
+    async def bad_data(self, bad: BadData) -> None:
+        """Answer a frame whose data is not a JSON object with one ``error`` event naming the
+        problem; nothing else changes (a running utterance goes on)."""
+        await self._refused(bad.message)
+
+    async def _refused(self, why: str) -> None:
         self.bad_events += 1
         log.log(logging.WARNING if self.bad_events == 1 else logging.DEBUG, "refused: %s", why)
         await self.send(Error(text=why, code="BadInputError").event())
-        return True
 
     async def handle(self, event: Event) -> None:
         """Handle one queued event; failures become an ``error`` event."""

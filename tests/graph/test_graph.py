@@ -27,6 +27,7 @@ TRACE_KEYS = {
     "timings_ms",
     "status",
     "breakers",
+    "acted",
 }
 
 
@@ -41,7 +42,7 @@ def test_healthy_audio_turn_acts_and_speaks():
         "rules",
     )
     assert trace["status"] == "ok" and trace["fallback_level"] == 0 and trace["errors"] == []
-    assert hub.home.state("Kitchen Light") == "on"
+    assert hub.home.state("Kitchen Light") == "on" and trace["acted"] is True
     assert trace_result.pcm and trace["timings_ms"]["ttfa"] is not None
     assert {"asr", "rules", "act", "tts", "total", "ttfa"} <= set(trace["timings_ms"])
 

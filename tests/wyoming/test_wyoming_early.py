@@ -204,3 +204,41 @@ def test_a_conversation_id_of_the_client_persists_across_connections():
             await server.stop()
 
     asyncio.run(main())
+
+
+def test_bc24_before_the_hub_is_ready_an_odd_ping_is_answered_and_bad_data_gets_its_error():
+    """The breaker's findings on the early listener too: a ping with an odd field gets its
+    pong, a ping whose data is no JSON object an ``error`` then its pong, and another event
+    whose data is no object its ``error`` once the hub is ready; the connection reads on.
+    Every read within 1 s."""
+
+    async def one(reader) -> dict:
+        return await asyncio.wait_for(read_one(reader), 1.0)
+
+    async def main():
+        hub = FakeHub()
+        server, pending, port = await start(hub, ready=False)
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(frame("ping", {"text": 5}))
+            pong = await one(reader)
+            assert pong["type"] == "pong" and pong["data"]["text"] == 5
+            writer.write(b'{"type": "ping", "data_length": 2}\n[]')
+            error, pong = await one(reader), await one(reader)
+            assert error["type"] == "error" and error["data"]["text"].startswith("ping: data is")
+            assert pong["type"] == "pong"
+            writer.write(b'{"type": "transcript", "data_length": 3}\n"x"')
+            writer.write(frame("ping", {"text": "after"}))  # answered at once, before the hub
+            assert (await one(reader))["data"]["text"] == "after"
+            pending.ctx = fake_ctx(hub)
+            pending.ready.set()
+            error = await one(reader)
+            assert error["type"] == "error"
+            assert error["data"]["text"] == "transcript: data is not a JSON object (got string)"
+            writer.write(frame("transcript", {"text": "unlock the front door"}))
+            assert (await one(reader))["type"] == "handled"
+            writer.close()
+        finally:
+            await server.stop()
+
+    asyncio.run(main())
