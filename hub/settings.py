@@ -115,7 +115,8 @@ class TtsSettings:
     """Piper's ONNX threads; 1 runs on the calling thread (measured faster on 2 busy cores);
     0: onnxruntime's default (one per core, spinning while idle)."""
     prerender: bool = True
-    """Synthesize the rules path's likely answers into the response cache while idle."""
+    """Synthesize the rules path's likely answers into the response cache while idle, and the
+    clock's answers for the coming minute when a wake word is heard."""
     prerender_mb: Annotated[float, Field(ge=0, le=1024)] = 4.0
     """Most audio one pre-render pass adds to the response cache, MB (within [store] cache_mb)."""
 

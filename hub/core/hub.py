@@ -184,7 +184,8 @@ class Hub:
 
         - The answers that change with the clock ("10:58 PM.", today's date) are rendered for
           the coming minute into the response cache (:func:`hub.graph.ahead.clock_answers`;
-          nothing when stored already, or when the hub does not speak or has no store).
+          nothing when stored already, when ``[tts] prerender`` is off, or when the hub does
+          not speak or has no store).
         - The open-vocabulary second recognizer (``[asr] second_pass``) is loaded unless in
           memory (its load, about 1.2 s, otherwise falls inside the first doubted or rejected
           turn after ``[asr] whisper_keep_loaded_s`` idle).
@@ -210,7 +211,7 @@ class Hub:
 
     def _render_clock_ahead(self) -> None:
         tts = self.settings.tts
-        if not (self.speak and self.store is not None):
+        if not (self.speak and tts.prerender and self.store is not None):
             return
         if self._clock_job is not None and not self._clock_job.done.is_set():
             return

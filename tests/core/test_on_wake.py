@@ -114,6 +114,12 @@ def test_a_hub_that_does_not_speak_or_keeps_no_store_renders_nothing(tmp_path):
     hub.speak = False
     hub.on_wake()
     assert hub._clock_job is None and tts.sentences == []
+    hub.speak = True
+    hub.settings = dataclasses.replace(
+        hub.settings, tts=dataclasses.replace(hub.settings.tts, prerender=False)
+    )
+    hub.on_wake()  # [tts] prerender off: nothing is rendered ahead
+    assert hub._clock_job is None and tts.sentences == []
     quiet = make_hub(store=None, tts=FakeTts())
     quiet.speak = True
     quiet.on_wake()
