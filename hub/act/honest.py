@@ -30,10 +30,12 @@ from hassil import Intents
 from hassil.intents import TextSlotList, WildcardSlotList
 from hassil.recognize import recognize
 
-from hub.act.responses import english_intents, error_text
+from hub.act.responses import english_intents, error_text, sentence
 from hub.act.said_time import impossible_time
 from hub.intents import catalog
 from hub.intents.artefacts import cached, key_of
+from hub.intents.meaning import MeaningLost, ignored_meaning, normalized
+from hub.intents.multi import Missing
 
 STOP_ALONE = frozenset(
     {"stop", "stop it", "stop ringing", "stop the alarm", "stop the alert", "okay stop", "ok stop"}
@@ -70,7 +72,13 @@ NOT_A_NAME = frozenset(
         "is",
         "are",
         "it",
+        "its",
         "them",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
         "you",
         "i",
         "me",
@@ -243,16 +251,33 @@ class Misses:
         domain = (result.intent_metadata or {}).get("absent_domain") or "device"
         return error_text("no_domain", domain=domain)
 
-    def _unknown_answer(self, text: str, devices: Intents) -> str | None:
-        for slot, key, arg in (("area", "no_area", "area"), ("name", "no_entity", "entity")):
+    def lost(self, text: str) -> MeaningLost | None:
+        """What changes the meaning in ``text`` when it is a device command whose name or area,
+        read as a wildcard, holds such a word ("turn on the light unless it's dark": a loose
+        reading, neither acted on nor answered as a name the home lacks); else None. Never
+        raises."""
+        _, devices = self.load()
+        try:
+            found = (_meaning_in(value, text) for _, value in self._wildcards(text, devices))
+            return next((lost for lost in found if lost is not None), None)
+        except Exception:
+            return None
+
+    def _wildcards(self, text: str, devices: Intents):
+        """``(slot, value)`` for each device command reading of ``text`` with a wildcard area,
+        then name (its text without a leading article)."""
+        for slot in ("area", "name"):
             lists = self._lists(name_wild=slot == "name", area_wild=slot == "area")
             result = recognize(
                 text, devices, slot_lists=lists, intent_context={"area": {"value": "", "text": ""}}
             )
-            if result is None or slot not in result.entities:
-                continue
-            value = _bare(str(result.entities[slot].text or result.entities[slot].value))
+            if result is not None and slot in result.entities:
+                yield slot, _bare(str(result.entities[slot].text or result.entities[slot].value))
+
+    def _unknown_answer(self, text: str, devices: Intents) -> str | None:
+        for slot, value in self._wildcards(text, devices):
             if self._unknown(slot, value, text):
+                key, arg = ("no_area", "area") if slot == "area" else ("no_entity", "entity")
                 return error_text(key, **{arg: value})
         return None
 
@@ -265,10 +290,23 @@ class Misses:
             or len(words) > MAX_WILDCARD_WORDS
             or len(words) >= len(_bare(text).split())
             or NOT_A_NAME & {w.lower() for w in words}
+            or _meaning_in(value, text) is not None
         ):
             return False
         known = self.home.canonical_area(value) if slot == "area" else self.home.entity(value)
         return known is None
+
+
+def _meaning_in(value: str, text: str) -> MeaningLost | None:
+    """The word of the wildcard ``value`` of ``text`` that changes what ``text`` means
+    (:mod:`hub.intents.meaning`: "light unless it's dark", "on the kitchen light" of "turn on
+    the kitchen light off"; such a value is a loose reading, never a name the home lacks), or
+    None. A place ("upstairs light") can be a name."""
+    tokens = text.split()
+    words, said = [normalized(t) for t in tokens], [normalized(w) for w in value.split()]
+    starts = [i for i in range(len(words)) if words[i : i + len(said)] == said]
+    span = range(starts[-1], starts[-1] + len(said)) if starts else range(0)
+    return ignored_meaning(tokens, span, allowed=("place",))
 
 
 def _bare(text: str) -> str:
@@ -299,7 +337,36 @@ def miss_update(home, text: str) -> dict | None:
     return {"matches": [], "response": sentence(answer), "source": "rules", "transcript": text}
 
 
-def sentence(text: str) -> str:
-    """``text`` ending as a sentence, as the act node says every answer."""
-    text = text.strip()
-    return text if not text or text[-1] in ".!?" else text + "."
+NOTHING_DONE = "Nothing was done."
+"""Said after the errors of a several-command sentence that asked for something the home
+lacks: none of its commands was carried out (as Home Assistant does: :func:`parts_update`)."""
+
+
+def several_update(rules, home, text: str, area: str | None, segments=()) -> dict | None:
+    """:func:`parts_update` for ``text`` read part by part by ``rules`` (its
+    ``recognize_parts``; a rules engine without it reads nothing), with this home's errors;
+    ``segments``: the parts as the recognizer heard them, when it heard several."""
+    read = getattr(rules, "recognize_parts", None)
+    said = " and ".join(segments) if len(segments) > 1 else text
+    return parts_update(read(said, area, misses_of(home).answer) if read else None, text)
+
+
+def parts_update(parts, text: str) -> dict | None:
+    """The turn's state update for a several-command sentence read part by part
+    (:meth:`hub.intents.rules.Rules.recognize_parts`) when a part asks for something the home
+    lacks: each such part's error, in order, then :data:`NOTHING_DONE`; nothing is carried
+    out. None when ``parts`` is None or every part was understood. ``text``: the sentence.
+
+    Home Assistant does the same: hassil reads no several commands, and its fuzzy matcher
+    (gazetteer-matcher) refuses a compound request rather than act on only some of it.
+    """
+    missing = [p for p in parts or () if isinstance(p, Missing)]
+    if not missing:
+        return None
+    said = [sentence(p.response) for p in missing]
+    return {
+        "matches": [],
+        "response": " ".join([*dict.fromkeys(said), NOTHING_DONE]),
+        "source": "rules",
+        "transcript": text,
+    }

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from hub.act.delayed import missed_text
+from hub.act.responses import render, sentence
 from hub.act.timer_alert import CHIME_RATE, TimerAlert, alert_text, chime
 from hub.act.timers import TimerInfo, Timers
 
@@ -128,7 +129,7 @@ class TimerEvents:
     def stop_request(self, text: str) -> dict | None:
         """A turn's state update when ``text`` is a stop word and a timer rings, else None.
 
-        The ringing stops at once; the answer is Home Assistant's "Timer cancelled" (None when
+        The ringing stops at once; the answer is Home Assistant's "Timer cancelled." (None when
         the ring ended meanwhile: nothing was cancelled, :mod:`hub.act.honest` answers).
         """
         if not self.stops_ringing(text):
@@ -138,7 +139,7 @@ class TimerEvents:
             return None
         return {
             "matches": [],
-            "response": "Timer cancelled" if timers else "Alarm stopped.",
+            "response": sentence(render("HassCancelTimer")) if timers else "Alarm stopped.",
             "source": "rules",
             "intent": "HassCancelTimer" if timers else "HubAlarmStop",
             "slots": {},

@@ -42,10 +42,16 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     targets = targets_of(ctx, match)
     if not targets.ok:
         return failed(targets)
-    if match.slots.get("attribute") == "brightness":
-        return _brightness(ctx, match, targets.entities[0])
-    if match.slots.get("attribute"):
-        return _attribute(ctx, match, targets.entities[0])
+    attribute = match.slots.get("attribute")
+    if attribute:
+        name = targets.entities[0]
+        entity = ctx.home.entity(name)
+        kinds = ATTRIBUTE_DOMAINS.get(str(attribute))
+        if kinds and entity is not None and entity.domain not in kinds:  # a lock's brightness
+            return refuse("no_attribute", entity=name, attribute=attribute)
+        if attribute == "brightness":
+            return _brightness(ctx, match, name)
+        return _attribute(ctx, match, name)
     wanted = match.slots.get("state")
     matched: list[dict] = []
     unmatched: list[dict] = []
@@ -71,6 +77,19 @@ def get_state(ctx: Context, match: IntentMatch) -> Outcome:
     query = {"matched": matched, "unmatched": unmatched}
     return Outcome(render(match.intent, _state_key(match), match.slots, first, query))
 
+
+ATTRIBUTE_DOMAINS = {
+    "brightness": ("light",),
+    "color": ("light",),
+    "volume": ("media_player",),
+    "battery_level": (),
+}
+"""Attributes asked about by a word (:data:`hub.intents.match.ASKED_ATTRIBUTES`) -> the
+domains that have them (``()``: any): asked of another ("how bright is the front door") the
+answer is that the device has none, never its state in their place."""
+
+ATTRIBUTE_KEYS = {"color": ("color_name", "rgb_color", "hs_color"), "volume": ("volume_level",)}
+"""Such an attribute -> the entity attributes that hold it, in the order read."""
 
 NOT_KNOWN = frozenset({"unavailable", "unknown"})
 """States that say nothing about the device (Home Assistant's ``STATE_UNAVAILABLE`` /
@@ -136,15 +155,25 @@ def _attribute(ctx: Context, match: IntentMatch, name: str) -> Outcome:
         return refuse("cant_check", entity=name)
     key = str(match.slots["attribute"]).strip().lower().replace(" ", "_")
     attributes = ctx.home.attributes(name)
-    if key not in attributes:
+    held = [k for k in ATTRIBUTE_KEYS.get(key, (key,)) if k in attributes]
+    if not held and key in ATTRIBUTE_DOMAINS:  # its kind has it; the hub does not know it
+        return Outcome(render(match.intent, "attribute_unknown", {**match.slots, "name": name}))
+    if not held:
         return refuse("no_attribute", entity=name, attribute=key.replace("_", " "))
-    value = number_text(attributes[key])
+    value = _value(held[0], attributes[held[0]])
     unit = attributes.get("unit_of_measurement") if key != "unit_of_measurement" else None
     slots = {**match.slots, "name": name, "attribute": key}
     text = render(
         match.intent, "attribute", slots, ctx.view(name), value=f"{value} {unit}" if unit else value
     )
     return Outcome(text)
+
+
+def _value(key: str, value) -> str:
+    """An attribute's value as said: a ``volume_level`` (0..1) as a percent."""
+    if key == "volume_level" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{round(value * 100)}%"
+    return number_text(value)
 
 
 def get_weather(ctx: Context, match: IntentMatch) -> Outcome:

@@ -165,6 +165,17 @@ def error_text(key: str, **args) -> str:
     return render_text(text, **{k: v for k, v in args.items() if v is not None})
 
 
+def sentence(text: str) -> str:
+    """``text`` ending as a sentence (Home Assistant's templates have no full stop: "Timer
+    cancelled"); Piper's prosody wants one. A trailing comma, colon or semicolon becomes the
+    full stop; "" stays ""."""
+    text = text.strip()
+    if not text or text[-1] in ".!?…":
+        return text
+    body = text.rstrip(",;: ")
+    return body + "." if body else ""
+
+
 def entity_view(entity, state: str | None, attributes: dict) -> dict:
     """The ``state`` object templates see for one home entity (Home Assistant's fields)."""
     return {

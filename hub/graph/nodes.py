@@ -16,7 +16,8 @@ import threading
 
 from hub import names
 from hub.act.alert_ring import missed_notice
-from hub.act.honest import miss_update, nothing_to_stop
+from hub.act.honest import miss_update, misses_of, nothing_to_stop, several_update
+from hub.act.responses import sentence
 from hub.act.timing import in_area  # a timer set in a room rings in that room
 from hub.devices.queued import all_sent, queued_update
 from hub.errors import TimeoutError_
@@ -133,9 +134,9 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
         return answered
     engine = ctx.engines.rules()
     segments = state.get("segments") or []
-    if len(segments) > 1:
+    if len(segments) > 1:  # every segment a command, else the whole is read part by part
         matches = [m for m in (engine.recognize(s, area) for s in segments) if m is not None]
-        if len(matches) > 1:
+        if len(matches) == len(segments):
             return {
                 "matches": matches,
                 "source": "rules",
@@ -157,6 +158,9 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
                 if honest is None
                 else {"matches": [], "response": honest, "source": "rules", "transcript": text}
             )
+        lacking = several_update(engine, ctx.home, text, area, segments)  # "... and the attic"
+        if lacking is not None:
+            return lacking
         more = getattr(engine, "recognize_more", None)
         matches = more(text, area) if more else []  # several commands, then fuzzy
         if not matches:
@@ -232,8 +236,8 @@ def llm_answer(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> d
     speech, question = ctx.answer_speech(state["started"]), state["transcript"]
     sentences = ctx.engines.llm().answer(question, cancel)
     try:
-        for sentence in sentences:
-            text = clean_answer(sentence)
+        for piece in sentences:
+            text = sentence(clean_answer(piece))  # the last one may lack its full stop
             if text and made_up(text, ctx.home):  # never a fact of its own (code, not prompt)
                 log.info("llm answer claimed a fact, not said: %r", text)
                 if not speech.sentences:
@@ -329,11 +333,13 @@ def faq(state: TurnState, ctx: TurnContext) -> dict:
 def relaxed(state: TurnState, ctx: TurnContext) -> dict:
     """L2: the rules again, relaxed (a word left out), when the LLM path failed. A reading
     that had to leave out a word that changes the meaning ("don't", "tomorrow", "except":
-    :class:`hub.intents.meaning.MeaningLost`) does nothing: "Sorry, I couldn't understand
-    that."."""
+    :class:`hub.intents.meaning.MeaningLost`; also in a name read as a wildcard,
+    :meth:`hub.act.honest.Misses.lost`) does nothing: "Sorry, I couldn't understand that."."""
     rules = ctx.engines.rules()
     read = getattr(rules, "relaxed_reading", None) or getattr(rules, "recognize_fuzzy", None)
-    found = read(state.get("transcript") or "", ctx.conversation.area) if read else None
+    text = state.get("transcript") or ""
+    found = read(text, ctx.conversation.area) if read else None
+    found = found or misses_of(ctx.home).lost(text)  # "turn on the light unless it's dark"
     if found is None:
         return {}
     level = max(state.get("fallback_level", 0), 2)
@@ -356,13 +362,12 @@ def respond(state: TurnState, ctx: TurnContext) -> dict:
     """Make sure there is something to say, including when the action failed; a request for
     what the home lacks gets a true sentence (:mod:`hub.act.honest`), not "couldn't"; alarms
     missed while the hub was off are said first, once (:func:`hub.act.alert_ring.
-    missed_notice`)."""
+    missed_notice`); every answer ends as a sentence."""
     out = _respond(state, ctx)
     notice = missed_notice(ctx.alerts) if ctx.alerts is not None else ""
-    if notice:
-        said = out.get("response", state.get("response")) or ""
-        out = {**out, "response": f"{notice} {said}".strip()}
-    return out
+    said = out.get("response", state.get("response")) or ""
+    whole = sentence(f"{notice} {said}")  # a full stop for Piper's prosody ("Timer cancelled")
+    return {**out, "response": whole} if whole != said else out
 
 
 def _respond(state: TurnState, ctx: TurnContext) -> dict:

@@ -3,6 +3,7 @@ TTS cut an answer. (Markup is removed by :mod:`hub.llm.markup`.)"""
 
 from __future__ import annotations
 
+from hub.act.responses import sentence
 from hub.tts.textnorm import CUT_NOTICE
 
 
@@ -17,9 +18,4 @@ def spoken_update(pieces: list[str]) -> dict:
 
 def join_sentences(texts) -> str:
     """Join responses into one text, each ending as a sentence ("Done. Timer set.")."""
-    out = []
-    for text in texts:
-        text = (text or "").strip()
-        if text:
-            out.append(text if text[-1] in ".!?" else text + ".")
-    return " ".join(out)
+    return " ".join(said for said in (sentence(text or "") for text in texts) if said)

@@ -12,6 +12,9 @@ or no action. We reject more on top, never guessing:
 - a frame whose first word is unexplained (an action verb the matcher does not know);
 - a new timer with any word left unexplained: "in ten seconds make the house cosy" is a
   delayed command the matcher cannot read (:mod:`hub.intents.delay`), not a plain timer;
+- a reading of several commands where a later one takes an earlier one's target while
+  leaving a word of its own unexplained ("turn on the office light and turn off the attic
+  light" read as the office light twice: :func:`borrowed`);
 - a reading that leaves unexplained (or outside every command) a word that changes the
   meaning: a negation, an exception, a sign, a time or a condition ("turn on the kitchen light
   tomorrow" is not "turn on the kitchen light"; :mod:`hub.intents.meaning`), or that reads a
@@ -40,6 +43,7 @@ from hub.intents.meaning import (
     ignored_meaning,
     negative_value,
     phrases_pattern,
+    tolerated,
 )
 
 log = logging.getLogger("hub.intents")
@@ -47,6 +51,13 @@ log = logging.getLogger("hub.intents")
 EXCLUSION = phrases_pattern((*EXCEPTION, "not"))
 """Words that make a sentence an exclusion or a negation: never matched fuzzily, even where
 the matcher would use the word ("is anyone not home")."""
+
+TARGET_SLOTS = ("name", "area", "floor")
+"""The slots that say what a command acts on."""
+
+PRONOUNS = frozenset({"it", "its", "them", "their", "they", "this", "that", "these", "those"})
+"""Words a later command may leave unexplained while it takes an earlier target ("turn on the
+bed light and set it to 50 percent")."""
 
 MAX_NUMBER = 1000
 """Largest number the matcher reads as words (its default, 10000, spells every number at
@@ -129,10 +140,27 @@ def lost_meaning(result) -> MeaningLost | None:
     (:func:`hub.intents.meaning.ignored_meaning` over its own tokens), or a negative number
     one of its frames reads where none can be; None when it keeps the meaning."""
     tokens = [token.text for token in result.tokens]
-    lost = ignored_meaning(tokens, ignored_tokens(result))
+    lost = ignored_meaning(
+        tokens, ignored_tokens(result), tolerated(f.intent for f in result.frames)
+    )
     for frame in result.frames:
         lost = lost or negative_value(frame.slots)
     return lost
+
+
+def borrowed(result) -> bool:
+    """True when a command of a matcher ``Interpretation`` takes its target (entity, area or
+    floor) from an earlier command while leaving unexplained a word of its own that is not a
+    pronoun: "turn on the office light and turn off the attic light" read as the office light
+    twice ("attic" unexplained), "... and the attic fan" as the kitchen's fans. "... and set it
+    to 50 percent" and "the kitchen and office lights" keep theirs."""
+    for frame in result.frames:
+        options = getattr(frame, "slot_options", {}) or {}
+        inherited = any(o.inherited for k, o in options.items() if k in TARGET_SLOTS)
+        words = {result.tokens[i].text.lower() for i in frame.unexplained_tokens}
+        if inherited and words - PRONOUNS:
+            return True
+    return False
 
 
 class Fuzzy:
@@ -210,6 +238,9 @@ class Fuzzy:
             ):
                 return None
             frames.append((frame.intent, slots, frame.response_key or ""))
+        if borrowed(result):
+            log.info("fuzzy reading of %r not taken: a later command reuses a target", text)
+            return None
         return frames
 
     def _id_of(self, name: str) -> str | None:

@@ -28,8 +28,9 @@ Area rules (BC-22; Home Assistant's semantics, reduced):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hub.home import Home, TargetMatch
 from hub.intents import catalog
@@ -65,6 +66,33 @@ class IntentMatch:
     response: str = ""
     context_slots: tuple[str, ...] = ()
     command: IntentMatch | None = None
+
+
+ASKED_ATTRIBUTES = {
+    "bright": "brightness",
+    "brightness": "brightness",
+    "color": "color",
+    "colour": "color",
+    "volume": "volume",
+    "loud": "volume",
+    "loudness": "volume",
+    "battery": "battery_level",
+}
+"""Words that ask about an attribute, not the state -> the attribute (HassGetState's
+``attribute`` slot): "how bright is the front door" is not "how is the front door"."""
+
+
+def with_asked_attribute(match: IntentMatch, said: str) -> IntentMatch:
+    """``match`` with the ``attribute`` slot ``said`` asks about (:data:`ASKED_ATTRIBUTES`)
+    when it is a HassGetState reading without one, as loose readings (fuzzy, relaxed, LLM)
+    give it; else ``match`` itself. Its handler then answers that attribute, or that the
+    device has none, never the state in its place."""
+    if match.intent != "HassGetState" or match.slots.get("attribute"):
+        return match
+    asked = [
+        ASKED_ATTRIBUTES[w] for w in re.findall(r"[a-z]+", said.lower()) if w in ASKED_ATTRIBUTES
+    ]
+    return replace(match, slots={**match.slots, "attribute": asked[0]}) if asked else match
 
 
 def resolve_targets(
@@ -148,14 +176,13 @@ def fuzzy_readings(fuzzy, home: Home, text: str, area: str | None) -> list[Inten
         targets = resolve_targets(home, intent, slots, key)
         if intent in INTENT_DOMAINS and not targets.ok:
             return []
-        matches.append(
-            IntentMatch(
-                intent=intent,
-                slots=slots,
-                text=text,
-                source="fuzzy",
-                entities=targets.entities,
-                response=key,
-            )
+        match = IntentMatch(
+            intent=intent,
+            slots=slots,
+            text=text,
+            source="fuzzy",
+            entities=targets.entities,
+            response=key,
         )
+        matches.append(with_asked_attribute(match, text))
     return matches

@@ -23,6 +23,11 @@ normalized tokens (:func:`normalized`) joined by one space, each matching whole 
   maybe, actually ...;
 - ``place``: in the ..., at the ..., upstairs, downstairs (a place the reading did not read).
 
+One more class is not a list of phrases: ``contradiction``, a left-out action or state word
+whose opposite is said too (:data:`OPPOSITES`: "turn on the kitchen light off" read as "turn
+the kitchen light off" by leaving out "on"). Two contradictory words are never resolved by
+dropping one; a left-out word with no opposite said is no loss ("lower the volume on the tv").
+
 Tokens are the reader's own (the relaxed rules' ``text.split()``, the fuzzy matcher's
 tokens), so a token index means the same word to the reader and to this check.
 """
@@ -171,6 +176,30 @@ garden): the reading would act somewhere else than where it was asked (found by 
 "turn on the office light and turn off the lights in the garden" read as two commands on the
 office light). A place the home has is read, not left out."""
 
+_OPPOSITE_PAIRS = (
+    ({"on"}, {"off"}),
+    ({"open", "opened"}, {"close", "closed", "shut"}),
+    ({"lock", "locked"}, {"unlock", "unlocked"}),
+    ({"up"}, {"down"}),
+    (
+        {"raise", "increase", "louder", "brighter", "brighten", "higher", "warmer"},
+        {"lower", "decrease", "quieter", "dimmer", "dim", "darker", "softer", "cooler"},
+    ),
+    ({"mute"}, {"unmute"}),
+    ({"pause"}, {"resume", "unpause"}),
+    ({"next"}, {"previous"}),
+)
+OPPOSITES: Mapping[str, frozenset[str]] = {
+    word: frozenset(other)
+    for one, two in _OPPOSITE_PAIRS
+    for a, other in ((one, two), (two, one))
+    for word in a
+}
+"""Action and state word -> the words that say the opposite (normalized tokens)."""
+
+CONTRADICTION = "contradiction"
+"""The class of a left-out word whose opposite is said too (see the module)."""
+
 WORD_CLASSES: Mapping[str, tuple[str, ...]] = {
     "negation": NEGATION,
     "cessation": CESSATION,
@@ -268,12 +297,33 @@ def ignored_meaning(
         allowed: classes the reading carries anyway (not counted).
     """
     classes = word_classes(tokens)
-    lost = [(classes[i], tokens[i]) for i in sorted(set(ignored)) if 0 <= i < len(tokens)]
+    left_out = sorted(i for i in set(ignored) if 0 <= i < len(tokens))
+    lost = [(classes[i], tokens[i]) for i in left_out]
     lost = [(c, w) for c, w in lost if c is not None and c not in allowed]
-    if not lost:
+    if lost:
+        first = lost[0][0]
+        return MeaningLost(first, tuple(w for c, w in lost if c == first))
+    if CONTRADICTION in allowed:
         return None
-    first = lost[0][0]
-    return MeaningLost(first, tuple(w for c, w in lost if c == first))
+    return contradicted(tokens, left_out)
+
+
+def tolerated(intents: Iterable[str]) -> tuple[str, ...]:
+    """The classes a reading of ``intents`` may leave out anyway: ``contradiction`` when none
+    of them changes anything (a question: "is the garage door open or closed")."""
+    return () if any(catalog.has_side_effects(i) for i in intents) else (CONTRADICTION,)
+
+
+def contradicted(tokens: Sequence[str], left_out: Iterable[int]) -> MeaningLost | None:
+    """A ``contradiction`` when a token of ``left_out`` (indexes into ``tokens``) is an action
+    or state word whose opposite (:data:`OPPOSITES`) is another token of the sentence; None
+    otherwise."""
+    words = [normalized(t) for t in tokens]
+    for i in left_out:
+        against = OPPOSITES.get(words[i], frozenset())
+        if any(w in against for j, w in enumerate(words) if j != i):
+            return MeaningLost(CONTRADICTION, (tokens[i],))
+    return None
 
 
 def negative_value(slots: Mapping[str, object]) -> MeaningLost | None:
@@ -301,7 +351,7 @@ def unread_meaning(
     """
     tokens = transcript.split()
     carried = _carried(tokens, [v for v in slots.values() if isinstance(v, str)])
-    allowed = set(WORD_CLASSES) - set(classes)
+    allowed = {*WORD_CLASSES, CONTRADICTION} - set(classes) | set(tolerated([intent]))
     if takes_time(intent):
         allowed.add("time")
     ignored = [i for i in range(len(tokens)) if i not in carried]

@@ -5,12 +5,21 @@ parts that each match the strict rules on their own ("turn on the kitchen light 
 the bed light" -> HassTurnOn, HassTurnOff, in that order). A cut is only taken when every part
 matches; a sentence that matches as a whole is never cut (so "add milk and eggs to the list"
 stays one item). :func:`more_matches` tries that, then :class:`hub.intents.fuzzy.Fuzzy`.
+
+:func:`read_parts` reads such a sentence part by part when a part asks for something the home
+lacks ("turn on the office light and turn off the attic light"): each part is a strict match,
+the fuzzy matcher's one command for that part alone, or a :class:`Missing` (Home Assistant's
+error for it, from a ``miss`` reader the caller gives); a part without its own action word
+takes the one of the part before ("turn on the kitchen light and the attic fan"). The whole
+sentence is then never read fuzzily: that reading may put a part the home lacks on another
+device (the office light switched on, then off).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from hub.intents.delay import delayed_match, is_delayed
 from hub.intents.match import IntentMatch, fuzzy_readings
@@ -25,6 +34,25 @@ CONJUNCTION = re.compile(
 MAX_COMMANDS = 4
 """Most commands taken from one sentence."""
 
+DETERMINERS = frozenset({"the", "my", "our", "a", "an", "all", "every", "both"})
+"""Words that end a part's action words ("turn on | the kitchen light")."""
+
+MAX_LEAD_WORDS = 3
+"""Most action words a part without its own takes from the part before ("please turn on")."""
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A part of a several-command sentence that asks for something the home lacks.
+
+    ``text``: the part as read (with the action words it took from the part before);
+    ``response``: what is said about it (Home Assistant's error, "Sorry, I am not aware of any
+    device called attic light").
+    """
+
+    text: str
+    response: str
+
 
 def split_commands(
     text: str, recognize: Callable[[str], IntentMatch | None]
@@ -35,27 +63,82 @@ def split_commands(
     left; the first cut whose every part matches wins (parts of a part are cut again).
     """
     cuts = [(m.start(), m.end()) for m in CONJUNCTION.finditer(text)]
-    return _split(text, cuts, recognize, MAX_COMMANDS) if cuts else None
+    if not cuts:
+        return None
+    return _split(text, cuts, lambda part, _before: (recognize(part), part), MAX_COMMANDS)
 
 
-def _split(text, cuts, recognize, budget) -> list[IntentMatch] | None:
-    """The matches of ``text`` cut at some of ``cuts`` (at most ``budget`` parts)."""
+def _split(text, cuts, read, budget, before: str = "") -> list | None:
+    """The readings of ``text`` cut at some of ``cuts`` (at most ``budget`` parts).
+
+    ``read(part, before)`` is ``(reading or None, the part's text as read)``; ``before`` is
+    the previous part as read ("" for the first)."""
     for start, end in cuts:
         head, tail = text[:start].strip(), text[end:].strip()
         if not head or not tail:
             continue
-        first = recognize(head)
+        first, head_read = read(head, before)
         if first is None:
             continue
         rest_cuts = [(s - end, e - end) for s, e in cuts if s >= end]
-        last = recognize(tail)
+        last, _ = read(tail, head_read)
         if last is not None:
             return [first, last]
         if budget > 2 and rest_cuts:
-            more = _split(text[end:], rest_cuts, recognize, budget - 1)
+            more = _split(text[end:], rest_cuts, read, budget - 1, head_read)
             if more:
                 return [first, *more]
     return None
+
+
+def lead(part: str) -> str:
+    """The action words of ``part``: its words before the first determiner ("turn on" of "turn
+    on the kitchen light"); "" when there are none, more than :data:`MAX_LEAD_WORDS`, or a
+    number among them."""
+    words = part.split()
+    for i, word in enumerate(words):
+        if word.lower() in DETERMINERS:
+            taken = words[:i]
+            ok = 0 < i <= MAX_LEAD_WORDS and not any(c.isdigit() for w in taken for c in w)
+            return " ".join(taken) if ok else ""
+    return ""
+
+
+def read_parts(
+    rules, text: str, area: str | None, miss: Callable[[str], str | None]
+) -> list[IntentMatch | Missing] | None:
+    """``text`` read part by part (see the module): each part's match or :class:`Missing`, in
+    order; None when ``text`` has no conjunction or some cut leaves a part that is neither.
+
+    Args:
+        rules: the :class:`hub.intents.rules.Rules` (strict matches, the fuzzy matcher).
+        area: the conversation's area.
+        miss: Home Assistant's error for a part about something the home lacks, or None
+            (:meth:`hub.act.honest.Misses.answer`).
+    """
+    cuts = [(m.start(), m.end()) for m in CONJUNCTION.finditer(text)]
+    if not cuts:
+        return None
+
+    def one(part: str) -> IntentMatch | Missing | None:
+        match = rules.recognize(part, area)
+        if match is None and rules.fuzzy_enabled:
+            found = fuzzy_matches(rules.fuzzy, rules.home, part, area, rules)
+            match = found[0] if len(found) == 1 else None
+        if match is not None:
+            return match
+        said = miss(part)
+        return Missing(part, said) if said else None
+
+    def read(part: str, before: str):
+        action = "" if lead(part) else lead(before)  # a part with no action word of its own
+        if action:
+            found = one(f"{action} {part}")
+            if found is not None:
+                return found, f"{action} {part}"
+        return one(part), part
+
+    return _split(text, cuts, read, MAX_COMMANDS)
 
 
 def fuzzy_matches(fuzzy, home, text: str, area: str | None, rules=None) -> list[IntentMatch]:

@@ -23,7 +23,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hassil import Intents
 from hassil.expression import TextChunk
@@ -37,9 +37,15 @@ from hub.intents.artefacts import cached, key_of
 from hub.intents.courtesy import without_courtesy
 from hub.intents.delay import DELAY_WORDS, delayed_match, is_delayed
 from hub.intents.fuzzy import Fuzzy
-from hub.intents.match import IntentMatch, resolve_targets, with_duration
-from hub.intents.meaning import EXCEPTION, MeaningLost, ignored_meaning, phrases_pattern
-from hub.intents.multi import more_matches
+from hub.intents.match import IntentMatch, resolve_targets, with_asked_attribute, with_duration
+from hub.intents.meaning import (
+    EXCEPTION,
+    MeaningLost,
+    ignored_meaning,
+    phrases_pattern,
+    tolerated,
+)
+from hub.intents.multi import Missing, more_matches, read_parts
 from hub.intents.sentences import CUSTOM, load_sentences
 from hub.settings import IntentSettings
 
@@ -172,9 +178,11 @@ class Rules:
         """What :meth:`recognize_fuzzy` reads: the first match of ``text`` with one word left
         out where that word is a filler; else a :class:`hub.intents.meaning.MeaningLost` when
         the only matches leave out a word that changes the meaning ("don't", "tomorrow",
-        "minus", "if": :data:`hub.intents.meaning.WORD_CLASSES`; nothing is done then), or
+        "minus", "if": :data:`hub.intents.meaning.WORD_CLASSES`; "on" with "off" said too, a
+        contradiction, for a command; nothing is done then), or
         when none matches and the fuzzy matcher's reading was refused for such a word; else
-        None (no match).
+        None (no match). A HassGetState reading that left out the attribute asked about keeps
+        it ("how bright is the front door": :func:`hub.intents.match.with_asked_attribute`).
         """
         words, lost = text.split(), None
         if len(words) < 3:
@@ -183,9 +191,9 @@ class Rules:
             match = self.recognize(" ".join(words[:i] + words[i + 1 :]), area)
             if match is None:
                 continue
-            loss = ignored_meaning(words, [i])
+            loss = ignored_meaning(words, [i], tolerated([match.intent]))
             if loss is None:
-                return match
+                return with_asked_attribute(match, words[i])  # "how bright is the front door"
             if lost is None:  # a reading that leaves out only a filler word may still come
                 log.info("relaxed %s of %r leaves out %r", match.intent, text, loss.words)
                 lost = dataclasses.replace(loss, intent=match.intent)
@@ -213,6 +221,14 @@ class Rules:
         (see :mod:`hub.intents.multi`).
         """
         return more_matches(self, text, area, fuzzy=self._settings.fuzzy)
+
+    def recognize_parts(
+        self, text: str, area: str | None, miss: Callable[[str], str | None]
+    ) -> list[IntentMatch | Missing] | None:
+        """``text`` read part by part, a part about what the home lacks as a
+        :class:`hub.intents.multi.Missing` (``miss``: its error, or None); None when ``text``
+        is not several commands (see :func:`hub.intents.multi.read_parts`)."""
+        return read_parts(self, text, area, miss)
 
     def intent_names(self) -> tuple[str, ...]:
         """The handled intents this home can use (sorted), e.g. for the LLM whitelist."""

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from hub.facts.topics import topic
 from hub.intents import catalog
 from hub.intents.delay import delayed_match, is_delayed
-from hub.intents.match import IntentMatch
+from hub.intents.match import IntentMatch, with_asked_attribute
 from hub.intents.meaning import unread_meaning
 
 log = logging.getLogger("hub.llm")
@@ -58,8 +58,9 @@ GENERIC_WORDS = frozenset(
 )
 EXCLUDING = ("negation", "exception")
 """Word classes (:data:`hub.intents.meaning.WORD_CLASSES`) refused as an exclusion."""
-UNSAID = ("sign", "condition", "time")
-"""Word classes refused as a meaning the LLM's intent does not carry."""
+UNSAID = ("sign", "condition", "time", "contradiction")
+"""Word classes refused as a meaning the LLM's intent does not carry (a contradiction: both
+"on" and "off" said, one intent chosen)."""
 DEVICE_INTENTS = catalog.device_intents()
 COLORS = frozenset(
     {
@@ -305,6 +306,7 @@ def to_match(result, transcript: str, home):
     slots = dict(result.slots)
     name = slots.get("name")
     entities = (name,) if isinstance(name, str) else ()
-    return IntentMatch(
+    match = IntentMatch(
         intent=result.intent, slots=slots, text=transcript, source="llm", entities=entities
     )
+    return with_asked_attribute(match, transcript)  # "how bright is ...": not its state

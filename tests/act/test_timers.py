@@ -153,7 +153,7 @@ def test_bc27_stop_word_silences_a_ringing_timer(clock):
     clock.advance(30)
     events.tick()
     update = events.stop_request("Stop!")
-    assert update["intent"] == "HassCancelTimer" and update["response"] == "Timer cancelled"
+    assert update["intent"] == "HassCancelTimer" and update["response"] == "Timer cancelled."
     assert len(stopped) == 1 and not events.stop_armed
     clock.advance(60)
     assert events.tick() == []  # no ring after the stop
@@ -280,7 +280,7 @@ def test_stop_said_while_a_timer_rings_stops_it_through_the_graph():
     hub.events.tick()
     assert hub.events.stop_armed
     trace = hub.turn_text("stop")
-    assert (trace["intent"], trace["response"]) == ("HassCancelTimer", "Timer cancelled")
+    assert (trace["intent"], trace["response"]) == ("HassCancelTimer", "Timer cancelled.")
     assert not hub.events.stop_armed
 
 

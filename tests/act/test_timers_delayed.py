@@ -278,7 +278,7 @@ def test_bc27_a_stop_word_below_the_rejection_threshold_stops_a_ringing_timer():
     [alert] = hub.events.tick()
     assert hub.timers.status(ringing=True)
     trace = hub.turn_audio(speech())
-    assert (trace["intent"], trace["response"]) == ("HassCancelTimer", "Timer cancelled")
+    assert (trace["intent"], trace["response"]) == ("HassCancelTimer", "Timer cancelled.")
     assert not hub.timers.status(ringing=True)
 
 

@@ -350,7 +350,7 @@ def test_bc15_unknown_room_is_named_back():
 @pytest.mark.parametrize(
     "answer,spoken",
     [
-        ('```json\n{"answer": "blue"}\n```', "blue"),
+        ('```json\n{"answer": "blue"}\n```', "blue."),  # ends as a sentence
         ("<b>Blue</b> light scatters.", "Blue light scatters."),
     ],
 )
