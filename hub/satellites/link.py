@@ -17,11 +17,8 @@ converts, checks the stream's pace against its label (BC-45 f:
 ``final`` rule decodes, :func:`hub.audio.endpoint.live_endpointer`), so a ``pong`` never
 waits for engine work.
 
-Each capture (a wake claimed, to its endpoint) becomes a turn, whose trace line
-:class:`hub.satellites.turns.SatelliteTurns` prints, or one ``capture_dropped`` line
-(:meth:`hub.satellites.turns.SatelliteTurns.dropped`): ``duplicate``, ``mislabelled``,
-``no_speech``, ``wake_word`` (the satellite's next ``run-pipeline`` from ``asr``),
-``restarted`` (from ``wake``), ``disconnected``, ``stopping``, ``turn_failed`` (issue 18).
+Each capture (a wake, to its endpoint) becomes a turn or one ``capture_dropped`` line
+(:meth:`hub.satellites.turns.SatelliteTurns.dropped`, :data:`hub.trace.DROP_REASONS`).
 
 A reset or closed socket cancels the running turn's writes at once (nothing is written after),
 the next connection follows :class:`hub.satellites.redial.Redial` (exponential backoff with
@@ -378,6 +375,8 @@ class SatelliteLink:
         ``capture_dropped`` line (``reason``); False when no capture was open."""
         if self._state not in ("listen", "held"):
             return False
+        if self._releaser is not None and self._releaser is not asyncio.current_task():
+            self._releaser.cancel()  # its pace decision was this capture's
         capture, self._endpointer = self._endpointer, None
         self._state = "wake" if self._wake is not None else "idle"
         self.turns.dropped(self, reason, capture)
