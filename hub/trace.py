@@ -1,6 +1,17 @@
-"""The trace: one JSON object per turn (design.md, "Trace"); the same object goes to the journal."""
+"""The trace: one JSON object per turn (design.md, "Trace"); the same object goes to the journal.
+
+Lines that are not turns are events (``{"event": ...}``); a capture that ends without a turn is
+one ``capture_dropped`` line (:func:`capture_line`, issue 18), on the local microphone of
+``hub run`` and on every satellite alike. :class:`LineWriter` writes them, one line at a time.
+"""
 
 from __future__ import annotations
+
+import json
+import sys
+import threading
+
+from hub.audio.format import RATE
 
 STATUSES = ("ok", "no_speech", "bad_input", "degraded")
 
@@ -69,3 +80,63 @@ def bad_input_trace(file: str | None, message: str) -> dict:
         "breakers": [],
         "acted": False,
     }
+
+
+DROP_REASONS = {
+    "no_speech": "no speech began before the capture's start timeout (or a satellite's audio-stop)",
+    "wake_word": "the wake word was heard: a new command's capture replaces this one",
+    "turn_failed": "the turn raised (the error is in the event)",
+    "stopping": "the daemon stopped while the capture was open (or its turn not begun)",
+    "input_ended": "the microphone ended while the capture was open",
+    "duplicate": "another room heard the same wake word first: it answers (satellites)",
+    "mislabelled": "the satellite's audio arrives at a multiple of its label's pace (BC-45 f)",
+    "disconnected": "the satellite's connection ended during the capture or before its turn",
+    "restarted": "the satellite started its pipeline again while the capture was open",
+}
+"""``capture_dropped`` reasons and what each means."""
+
+
+def capture_line(reason: str, endpointer=None, kind: str = "wake", **extra) -> dict:
+    """The ``capture_dropped`` event line of a capture that ends without a turn.
+
+    Args:
+        reason: a key of :data:`DROP_REASONS`.
+        endpointer: the capture's :class:`hub.audio.endpoint.Endpointer`, or None (no audio
+            was taken): adds ``endpoint``, ``speech_s``, ``audio_s`` and ``ignored_s``.
+        kind: what opened the capture: wake, followup or always.
+        extra: more fields (``error``, ``satellite``, ...), added last.
+
+    Returns:
+        ``{"event": "capture_dropped", "reason", "capture", ...}``.
+    """
+    line: dict = {"event": "capture_dropped", "reason": reason, "capture": kind}
+    if endpointer is not None:
+        line.update(
+            endpoint=endpointer.reason,
+            speech_s=round(endpointer.speech_s, 2),
+            audio_s=round(endpointer.audio().size / RATE, 2),
+            ignored_s=list(endpointer.ignored),
+        )
+    line.update(extra)
+    return line
+
+
+class LineWriter:
+    """The trace output: each JSON object on one line of ``out``, one line at a time from
+    any thread (``hub run``'s listener, stop listener, turn worker and satellites share one).
+
+    Args:
+        out: a text stream with ``write`` and ``flush``; None: ``sys.stdout`` at each write.
+    """
+
+    def __init__(self, out=None):
+        self.out = out
+        self._lock = threading.Lock()
+
+    def __call__(self, line: dict) -> None:
+        """Write ``line`` as JSON (non-ASCII kept) and a newline, then flush."""
+        text = json.dumps(line, ensure_ascii=False) + "\n"
+        with self._lock:
+            out = self.out if self.out is not None else sys.stdout
+            out.write(text)
+            out.flush()

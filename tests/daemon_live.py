@@ -196,16 +196,19 @@ def write_config(path: Path, extra: str = "", home: str | None = None) -> Path:
 
 
 class Daemon:
-    """``hub run`` as a child process with the test server's environment."""
+    """``hub run`` (or ``command``: ``serve``) as a child process with the test server's
+    environment."""
 
-    def __init__(self, config: Path, env: dict, store: Path, *args: str, extra_env=None):
+    def __init__(
+        self, config: Path, env: dict, store: Path, *args: str, extra_env=None, command="run"
+    ):
         penv = {**os.environ, **env, "PYTHONPATH": str(REPO), **(extra_env or {})}
         self.proc = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
                 "hub",
-                "run",
+                command,
                 "--config",
                 str(config),
                 "--store",

@@ -74,3 +74,14 @@ class PaceCheck:
         if self.pace is None:
             elapsed = now - (now if self._start is None else self._start)
             self.pace = self._audio_s / elapsed if elapsed > 0 and self._audio_s else 1.0
+
+
+def mislabelled_message(satellite: str, check: PaceCheck, label: tuple[int, int, int]) -> str:
+    """The one WARNING for ``satellite``'s mislabelled stream (BC-45 f): its pace, its label
+    ``(rate Hz, width bytes, channels)`` and the likely wrong setting."""
+    return (
+        f"satellite {satellite}: its audio arrives at {check.pace or 0.0:.1f}x the pace its "
+        f"label says ({label[0]} Hz, {label[1]} bytes, {label[2]} channel(s)): likely "
+        f"--mic-channel-index with a {check.mislabelled}-channel mic labelled as one channel, "
+        "or a wrong --mic-command-rate/--mic-command-channels; its audio is not used"
+    )

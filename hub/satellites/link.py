@@ -17,6 +17,9 @@ converts, checks the stream's pace against its label (BC-45 f:
 ``final`` rule decodes, :func:`hub.audio.endpoint.live_endpointer`), so a ``pong`` never
 waits for engine work.
 
+Each capture (a wake, to its endpoint) becomes a turn or one ``capture_dropped`` line
+(:meth:`hub.satellites.turns.SatelliteTurns.dropped`, :data:`hub.trace.DROP_REASONS`).
+
 A reset or closed socket cancels the running turn's writes at once (nothing is written after),
 the next connection follows :class:`hub.satellites.redial.Redial` (exponential backoff with
 jitter capped at 30 s; while the satellite is unreachable, a bare connect every 2 s), and only
@@ -43,8 +46,9 @@ from wyoming.wake import Detection
 
 from hub.errors import BadInputError
 from hub.satellites.claims import DUPLICATE_CODE
-from hub.satellites.convert import PaceCheck
+from hub.satellites.convert import PaceCheck, mislabelled_message
 from hub.satellites.redial import RECONNECT_CAP_S, Redial
+from hub.satellites.wire import Wire
 from hub.wyoming.audio_in import ChunkConverter
 
 log = logging.getLogger("hub.satellites")
@@ -54,30 +58,6 @@ CONNECT_TIMEOUT_S = 5.0
 PROBE_TIMEOUT_S = 2.0
 """Longest wait for the TCP connection of a probe (:mod:`hub.satellites.redial`)."""
 _ENDED = object()  # the pump's marker for ``audio-stop``
-
-
-class Wire:
-    """The writes of one connection, serialized; after :meth:`close` nothing is written."""
-
-    def __init__(self, client):
-        self.client, self.closed = client, False
-        self._lock = asyncio.Lock()
-
-    async def send(self, event) -> None:
-        """Write ``event``; a no-op once closed; a failed write closes the wire."""
-        if self.closed:
-            return
-        async with self._lock:
-            if self.closed:
-                return
-            try:
-                await self.client.write_event(event)
-            except (ConnectionError, OSError):
-                self.closed = True
-                raise
-
-    def close(self) -> None:
-        self.closed = True
 
 
 class SatelliteLink:
@@ -116,7 +96,7 @@ class SatelliteLink:
         self._pace = PaceCheck(clock)
         self._fmt = (0, 0, 0)  # the last chunk's label (rate, width, channels)
         self._bad_fmt: tuple[int, int, int] | None = None  # a mislabelled stream's label
-        self._endpointer = self._wake = self._held = None
+        self._endpointer = self._wake = None  # the open capture's endpointer; the wake word
         self._queue: asyncio.Queue | None = None
         self._turn: asyncio.Task | None = None
         self._releaser: asyncio.Task | None = None  # a held utterance's pace decision
@@ -124,6 +104,8 @@ class SatelliteLink:
         self.info: Info | None = None
         self.endpoint: tuple[str, float] = ("", 0.0)
         """Why and when (monotonic s) the last utterance was endpointed."""
+        self.ended_by = "disconnected"
+        """Why the last connection ended: ``disconnected`` or ``stopping`` (the hub stops)."""
 
     async def run(self, stop: asyncio.Event) -> None:
         """Serve the satellite until ``stop`` is set (never raises for network errors)."""
@@ -197,7 +179,7 @@ class SatelliteLink:
             stopper.cancel()
             reader.cancel()
             wire.close()
-            self._end_session()
+            self._end_session("stopping" if stop.is_set() else "disconnected")
             await asyncio.gather(reader, stopper, return_exceptions=True)
             with contextlib.suppress(Exception):
                 await client.disconnect()
@@ -262,8 +244,10 @@ class SatelliteLink:
     async def _run_pipeline(self, run: RunPipeline, wire: Wire) -> None:
         if self._state == "turn":
             return  # a turn is running: it answers first
+        from_wake = run.start_stage == PipelineStage.WAKE
+        self._drop_capture("restarted" if from_wake else "wake_word")  # a capture still open
         self._converter, self._pace = ChunkConverter(), PaceCheck(self.clock)
-        if run.start_stage == PipelineStage.WAKE:
+        if from_wake:
             self._wake = self.turns.make_wake()
             self._state = "wake" if self._wake is not None else "idle"
             if self._wake is None:
@@ -278,14 +262,13 @@ class SatelliteLink:
         A satellite whose stream was mislabelled (BC-45 f) cannot serve a turn: it claims
         none (until it reconnects, as it does when restarted with other options)."""
         if self._bad_fmt is not None:
-            await self._refuse(wire, "mislabelled-audio", "audio not usable")
+            await self._refuse(wire, "mislabelled-audio", "audio not usable", "mislabelled")
             return
         if not self.claims.claim(self.sat.name, captured):
-            log.info("satellite %s: duplicate wake, answered by another", self.sat.name)
             self.turns.duplicates += 1
-            await self._refuse(wire, DUPLICATE_CODE, "duplicate wake word")
+            await self._refuse(wire, DUPLICATE_CODE, "duplicate wake word", "duplicate")
             return
-        self.turns.hub.on_wake()
+        self.turns.host.on_wake()
         self._endpointer = self.turns.make_endpointer()
         self._state = "listen"
 
@@ -295,7 +278,7 @@ class SatelliteLink:
             chunk, arrived = await queue.get()
             if chunk is _ENDED:
                 if self._state in ("listen", "held"):
-                    self._utterance_done(wire, checked=True)
+                    await self._utterance_done(wire, checked=True)
                 continue
             await self._audio(chunk, arrived, wire)
 
@@ -309,7 +292,7 @@ class SatelliteLink:
             return
         if self._state == "held":
             if self._pace.decided:
-                self._utterance_done(wire, checked=True)
+                await self._utterance_done(wire, checked=True)
             return
         try:
             block = self._converter.samples(chunk.audio, chunk.rate, chunk.width, chunk.channels)
@@ -318,20 +301,22 @@ class SatelliteLink:
             return
         if not block.size:
             return
-        loop = asyncio.get_running_loop()
-        if self._state == "wake":
-            if await loop.run_in_executor(self.turns.executor, self._wake.process, block):
+        loop, run = asyncio.get_running_loop(), self.turns.executor
+        if self._state == "wake":  # (and still so once heard: a run-pipeline may come between)
+            if await loop.run_in_executor(run, self._wake.process, block):
                 self._wake.reset()
-                await self._woke(wire, arrived)
+                if self._state == "wake":
+                    await self._woke(wire, arrived)
             return
-        if await loop.run_in_executor(self.turns.executor, self._endpointer.push, block):
-            self._utterance_done(wire)
+        capture = self._endpointer
+        if await loop.run_in_executor(run, capture.push, block) and self._endpointer is capture:
+            await self._utterance_done(wire)
 
-    async def _refuse(self, wire: Wire, code: str, text: str) -> None:
-        """No turn for this wake: ``error`` ``code``, then an empty ``transcript`` (a 1.0
-        satellite stops streaming on it)."""
-        self._endpointer, self._held = None, None
-        self._state = "wake" if self._wake is not None else "idle"
+    async def _refuse(self, wire: Wire, code: str, text: str, reason: str) -> None:
+        """No turn for this wake: its ``capture_dropped`` line (``reason``), ``error``
+        ``code``, then an empty ``transcript`` (a 1.0 satellite stops streaming on it)."""
+        if not self._drop_capture(reason):  # refused before its capture opened
+            self.turns.dropped(self, reason)
         await wire.send(Error(text=text, code=code).event())
         await wire.send(Transcript(text="").event())
 
@@ -340,35 +325,31 @@ class SatelliteLink:
         listening = self._state in ("listen", "held")
         if self._bad_fmt is None:
             self._bad_fmt = self._fmt
-            log.warning(
-                "satellite %s: its audio arrives at %.1fx the pace its label says (%d Hz, "
-                "%d bytes, %d channel(s)): likely --mic-channel-index with a %d-channel mic "
-                "labelled as one channel, or a wrong --mic-command-rate/--mic-command-channels; "
-                "its audio is not used",
-                self.sat.name,
-                self._pace.pace or 0.0,
-                *self._bad_fmt,
-                self._pace.mislabelled,
-            )
+            log.warning("%s", mislabelled_message(self.sat.name, self._pace, self._bad_fmt))
         if listening:
-            await self._refuse(wire, "mislabelled-audio", "audio not usable")
+            await self._refuse(wire, "mislabelled-audio", "audio not usable", "mislabelled")
 
-    def _utterance_done(self, wire: Wire, checked: bool = False) -> None:
+    async def _utterance_done(self, wire: Wire, checked: bool = False) -> None:
         """The endpoint: the turn starts, unless the stream's pace is not decided yet (then
-        it is held until it is, or until ``audio-stop``: ``checked``)."""
-        if self._held is None:
-            self._held = self._endpointer.audio()
-            self.endpoint = (
-                getattr(self._endpointer, "reason", None) or "audio-stop",
-                self.clock(),
-            )
-            self._endpointer = None
+        it is held until it is, or until ``audio-stop``: ``checked``); a capture without
+        speech is dropped (``no_speech``) and the satellite told (an empty ``transcript``)."""
+        if self._state != "held":
+            reason = getattr(self._endpointer, "reason", None) or "audio-stop"
+            self.endpoint = (reason, self.clock())
         if not (checked or self._pace.decided):
             self._state = "held"
             self._releaser = asyncio.create_task(self._release(wire, self._pace.due_in()))
             return
-        samples, self._held, self._state = self._held, None, "turn"
-        self._turn = asyncio.create_task(self._answer(samples, wire, self.clock()))
+        capture, self._endpointer = self._endpointer, None
+        samples = capture.audio()
+        if not samples.size:
+            self._state = "wake" if self._wake is not None else "idle"
+            self.turns.dropped(self, "no_speech", capture, endpoint=self.endpoint[0])
+            with contextlib.suppress(ConnectionError, OSError):
+                await wire.send(Transcript(text="").event())
+            return
+        self._state = "turn"
+        self._turn = asyncio.create_task(self._answer(samples, wire, self.clock(), self.endpoint))
 
     async def _release(self, wire: Wire, delay_s: float) -> None:
         """A held utterance whose stream sent nothing more: decide its pace by the clock."""
@@ -379,19 +360,35 @@ class SatelliteLink:
         if self._pace.mislabelled:
             await self._mislabelled(wire)
         else:
-            self._utterance_done(wire, checked=True)
+            await self._utterance_done(wire, checked=True)
 
-    async def _answer(self, samples, wire: Wire, ended: float) -> None:
+    async def _answer(self, samples, wire: Wire, ended: float, endpoint) -> None:
         try:
-            await self.turns.answer(self, samples, wire, ended)
+            await self.turns.answer(self, samples, wire, ended, endpoint)
         except (ConnectionError, OSError):
             log.info("satellite %s: gone during its answer", self.sat.name)
         finally:
             self._state = "wake" if self._wake is not None else "idle"
 
-    def _end_session(self) -> None:
-        """The connection ended: cancel its turn's writes, forget its stream."""
+    def _drop_capture(self, reason: str) -> bool:
+        """The open capture (listening, or held for its pace) ends without a turn: its
+        ``capture_dropped`` line (``reason``); False when no capture was open."""
+        if self._state not in ("listen", "held"):
+            return False
+        if self._releaser is not None and self._releaser is not asyncio.current_task():
+            self._releaser.cancel()  # its pace decision was this capture's
+        capture, self._endpointer = self._endpointer, None
+        self._state = "wake" if self._wake is not None else "idle"
+        self.turns.dropped(self, reason, capture)
+        return True
+
+    def _end_session(self, reason: str) -> None:
+        """The connection ended (``reason``: ``disconnected`` or ``stopping``): an open
+        capture is dropped, its turn's writes cancelled (the turn itself runs on), its
+        stream forgotten."""
+        self.ended_by = reason
+        self._drop_capture(reason)
         for task in (self._turn, self._releaser):
             if task is not None and not task.done():
                 task.cancel()
-        self._turn, self._endpointer, self._held, self._state = None, None, None, "idle"
+        self._turn, self._endpointer, self._state = None, None, "idle"

@@ -48,8 +48,9 @@ def wake_factory(settings):
     return make
 
 
-def build(host: SatelliteHost, *, clock=None, make_endpointer=None, make_wake=None):
-    """The turns and links of ``host.settings.satellites`` (not yet running)."""
+def build(host: SatelliteHost, *, clock=None, make_endpointer=None, make_wake=None, lines=None):
+    """The turns and links of ``host.settings.satellites`` (not yet running); ``lines``: the
+    trace output (``lines(dict)``; default stdout, :class:`hub.trace.LineWriter`)."""
     settings = host.settings
     executor = ThreadPoolExecutor(len(settings.satellites) + 2, thread_name_prefix="hub-sat")
     turns = SatelliteTurns(
@@ -57,6 +58,7 @@ def build(host: SatelliteHost, *, clock=None, make_endpointer=None, make_wake=No
         executor,
         make_endpointer or endpointer_factory(host),
         make_wake or wake_factory(settings),
+        lines,
     )
     claims = turns.claims = WakeClaims(clock or host.clock)
     turns.links = [
@@ -68,7 +70,7 @@ def build(host: SatelliteHost, *, clock=None, make_endpointer=None, make_wake=No
 async def serve_satellites(turns, stop: asyncio.Event, ready=None) -> None:
     """Serve every link of ``turns`` until ``stop`` is set; timers ring on their satellites."""
     loop = asyncio.get_running_loop()
-    callback = turns.hub.events.on_timer_finished(lambda alert: turns.ring(alert, loop))
+    callback = turns.host.events.on_timer_finished(lambda alert: turns.ring(alert, loop))
     tasks = [
         asyncio.create_task(link.run(stop), name=f"satellite {link.sat.name}")
         for link in turns.links
@@ -86,7 +88,7 @@ async def serve_satellites(turns, stop: asyncio.Event, ready=None) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        finished = getattr(turns.hub.events, "_finished", [])
+        finished = getattr(turns.host.events, "_finished", [])
         if callback in finished:
             finished.remove(callback)
         turns.executor.shutdown(wait=False, cancel_futures=True)
@@ -94,7 +96,8 @@ async def serve_satellites(turns, stop: asyncio.Event, ready=None) -> None:
 
 def start_satellites(host: SatelliteHost, **kwargs):
     """Serve ``host.settings.satellites`` on a thread; returns ``(turns, stop)``: call ``stop()``
-    to end it (a no-op function and None when none are configured)."""
+    to end it (a no-op function and None when none are configured). ``kwargs`` go to
+    :func:`build` (``lines``: ``hub run``'s trace output)."""
     if not host.settings.satellites:
         return None, lambda: None
     turns = build(host, **kwargs)

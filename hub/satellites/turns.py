@@ -5,21 +5,31 @@ The answer streams to the satellite that asked as it is synthesized (each senten
 (a 1.0 satellite goes back to its wake word on it). Timer rings go to the satellites of the
 timer's area; an announcement (HassBroadcast: the ``assist_satellite.announce`` action) goes
 to every other satellite, or to those of the area it names.
+
+Trace (issue 18): each turn prints its trace line as the local microphone's does, with
+``satellite``, ``area``, ``endpoint`` and ``capture`` (``wake``), also when the satellite
+went away during it (the turn runs to its end on the thread pool); each capture that ends
+without a turn prints one ``capture_dropped`` line (:meth:`SatelliteTurns.dropped`,
+:func:`hub.trace.capture_line`), with ``satellite``. Lines go to the writer given (``hub
+run``: the supervisor's, so no two lines interleave; ``hub serve``: stdout).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable
-from functools import partial
 from typing import Any, Protocol
 
 from wyoming.asr import Transcript
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 
+from hub.audio.format import RATE
 from hub.core.timers import synthesize
 from hub.graph.state import EngineSet
+from hub.trace import DROP_REASONS, LineWriter, capture_line
 
 log = logging.getLogger("hub.satellites")
 
@@ -82,46 +92,76 @@ class SatelliteTurns:
         make_endpointer: ``() -> hub.audio.endpoint.Endpointer`` for one utterance.
         make_wake: ``() -> WakeWord | None``: the hub's own wake word for a satellite that
             streams always (None: off).
+        lines: the trace output, ``lines(dict)`` writes one JSON line (default: a
+            :class:`hub.trace.LineWriter` on stdout); called from the event loop and from
+            the turns' threads.
     """
 
     def __init__(
-        self, host: SatelliteHost, executor, make_endpointer, make_wake=lambda: None
+        self,
+        host: SatelliteHost,
+        executor,
+        make_endpointer,
+        make_wake=lambda: None,
+        lines: Callable[[dict], None] | None = None,
     ) -> None:
-        self.hub, self.executor = host, executor
+        self.host, self.executor = host, executor
         self.make_endpointer, self.make_wake = make_endpointer, make_wake
+        self.lines = lines if lines is not None else LineWriter()
         self.links: list = []
         self.claims = None
         """The house-wide :class:`hub.satellites.claims.WakeClaims` (set by ``serve.build``)."""
         self.turns = self.duplicates = 0
-        self.traces: list[dict] = []
-        """The traces of the last turns (newest last, at most 100)."""
+        self.traces: deque[dict] = deque(maxlen=100)
+        """The traces of the last turns (newest last, at most 100), each with
+        ``endpointed_at`` (monotonic s) and ``acted_on`` (entity names) beside its line's."""
+        self._lock = threading.Lock()
 
     def conversation_of(self, sat):
         """The satellite's own conversation, in its area."""
-        return self.hub.conversation(f"satellite:{sat.name}", area=sat.area or None)
+        return self.host.conversation(f"satellite:{sat.name}", area=sat.area or None)
 
-    async def answer(self, link, samples, wire, ended: float) -> None:
-        """Run the turn of ``samples`` for ``link`` and send its answer on ``wire``."""
+    def dropped(self, link, reason: str, endpointer=None, **extra) -> None:
+        """A capture of ``link`` ended without a turn: one ``capture_dropped`` line
+        (:func:`hub.trace.capture_line`, ``reason`` a key of :data:`hub.trace.DROP_REASONS`;
+        ``endpointer``: the capture's, or None; ``extra``: more fields) with ``satellite``
+        and ``area``, and a log line. Thread-safe."""
+        name = link.sat.name
+        line = capture_line(
+            reason, endpointer, "wake", satellite=name, area=link.sat.area or None, **extra
+        )
+        log.info("satellite %s: capture dropped (%s): %s", name, reason, DROP_REASONS[reason])
+        self.lines(line)
+
+    async def answer(self, link, samples, wire, ended: float, endpoint=("", 0.0)) -> None:
+        """Run the turn of ``samples`` (int16 16 kHz) for ``link`` and send its answer on
+        ``wire``; ``ended``: when the utterance ended (monotonic s); ``endpoint``: why and
+        when it was endpointed. Cancelled (the connection ended), the turn still runs to its
+        end and prints its line; one that had not started yet is dropped (``link.ended_by``:
+        ``disconnected`` or ``stopping``)."""
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue = asyncio.Queue()
         player = _Player(loop, queue)
         link.conversation.player = player
         sender = asyncio.create_task(self._send(queue, wire))
+        job = self.executor.submit(self._turn, link, samples, ended, endpoint)
         try:
-            result = await loop.run_in_executor(
-                self.executor,
-                partial(
-                    self.hub.answer_audio, samples, conversation=link.conversation, started=ended
-                ),
-            )
+            result = await asyncio.wrap_future(job)
+        except asyncio.CancelledError:
+            if job.cancel():  # it had not started: it never will
+                size_s = round(len(samples) / RATE, 2)
+                self.dropped(link, link.ended_by, endpoint=endpoint[0], audio_s=size_s)
+            raise
         finally:
             link.conversation.player = None
             queue.put_nowait(None)
         await sender
+        if result is None:  # the turn failed (its line says so): the satellite stops streaming
+            await wire.send(Transcript(text="").event())
+            return
         if not player.used and result.pcm:
             for event in audio_events(result.pcm, result.rate):
                 await wire.send(event)
-        self._count(result, link)
         await wire.send(Transcript(text=result.trace.get("transcript") or "").event())
         await self._announce(link, result)
 
@@ -140,22 +180,42 @@ class SatelliteTurns:
         if started:
             await wire.send(AudioStop().event())
 
-    def _count(self, result, link) -> None:
-        self.turns += 1
-        trace = {
+    def _turn(self, link, samples, ended: float, endpoint):
+        """The turn, on the thread pool: its result with its trace line printed, or None
+        when it raised (then a ``turn_failed`` line)."""
+        try:
+            result = self.host.answer_audio(samples, conversation=link.conversation, started=ended)
+        except Exception as exc:  # one failed turn must not end the satellite's service
+            log.error("satellite %s: turn failed: %s: %s", link.sat.name, type(exc).__name__, exc)
+            self.dropped(
+                link,
+                "turn_failed",
+                endpoint=endpoint[0],
+                audio_s=round(len(samples) / RATE, 2),
+                error=f"{type(exc).__name__}: {exc}",
+            )
+            return None
+        self._count(result, link, endpoint)
+        return result
+
+    def _count(self, result, link, endpoint) -> None:
+        """Count the turn, keep its trace and print its line (the local microphone's trace
+        with ``satellite``, ``area``, ``endpoint`` and ``capture``)."""
+        line = {
             **result.trace,
             "satellite": link.sat.name,
             "area": link.sat.area or None,
-            "endpoint": link.endpoint[0],
-            "endpointed_at": link.endpoint[1],
-            "acted_on": [
-                a.get("entity") for o in result.outcomes for a in getattr(o, "actions", ())
-            ],
+            "endpoint": endpoint[0],
+            "capture": "wake",
         }
-        self.traces = (self.traces + [trace])[-100:]
+        acted = [a.get("entity") for o in result.outcomes for a in getattr(o, "actions", ())]
+        with self._lock:
+            self.turns += 1
+            self.traces.append({**line, "endpointed_at": endpoint[1], "acted_on": acted})
         log.info(
-            "satellite %s: turn %s -> %s", link.sat.name, trace.get("intent"), trace.get("response")
+            "satellite %s: turn %s -> %s", link.sat.name, line.get("intent"), line.get("response")
         )
+        self.lines(line)
 
     async def _announce(self, link, result) -> None:
         """Say each announcement of ``result`` on the other satellites (of its area)."""
@@ -176,7 +236,7 @@ class SatelliteTurns:
             if not text:
                 return 0
             pcm, rate = await asyncio.get_running_loop().run_in_executor(
-                self.executor, synthesize, self.hub, text
+                self.executor, synthesize, self.host, text
             )
         sent = 0
         for link in links:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import logging
 import os
 import queue
@@ -37,6 +36,7 @@ from hub.service.supervisor import State, Supervisor
 from hub.service.watchdog import Watchdog
 from hub.settings import Settings
 from hub.store.retention import finish
+from hub.trace import LineWriter
 from hub.wake.detector import make_wake
 from hub.wyoming.server import start_wyoming
 
@@ -113,20 +113,21 @@ def _stop_listener(hub, sup, gate):
     )
 
 
-def ring_timers(hub, speaker) -> None:
+def ring_timers(hub, speaker, lines: Callable[[dict], None] | None = None) -> None:
     """Play each timer ring (chime + "Your 5 minute timer is done.") on ``speaker`` (unless it
-    was set in a satellite's area: it rings there) and print its event line; a "stop"
+    was set in a satellite's area: it rings there) and print its event line with ``lines``
+    (the trace output; default a :class:`hub.trace.LineWriter` on stdout); a "stop"
     (``on_timer_stopped``) cuts the ringing short."""
     elsewhere = {x.area for x in getattr(hub.settings, "satellites", ())} - {
         getattr(getattr(hub, "home", None), "satellite_area", "")
     }
+    emit = lines if lines is not None else LineWriter()
 
     def ring(alert) -> None:
         if alert.pcm and alert.timer.area not in elsewhere:  # a satellite's timer rings there
             speaker.say(AudioChunk(pcm=alert.pcm, rate=alert.rate, text=alert.text))
         if not alert.repeat:
-            sys.stdout.write(json.dumps(alert.to_json(None), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
+            emit(alert.to_json(None))
 
     hub.events.on_timer_finished(ring)
     hub.events.on_timer_stopped(lambda info: speaker.cancel())
@@ -149,7 +150,7 @@ def run_daemon(args, make_hub: Callable[..., Hub], settings_of: Callable[[], Set
     hub, names = load_hub(args, make_hub)
     sup = build_supervisor(hub, no_wake=args.no_wake)
     sup.status = StatusLine(lambda: degraded_of(sup.hub, names))
-    ring_timers(hub, sup.speaker)
+    ring_timers(hub, sup.speaker, sup.lines)
     signals: queue.Queue = queue.Queue()
     previous = {
         s: signal.signal(s, lambda signum, frame: signals.put(signum))
@@ -160,7 +161,8 @@ def run_daemon(args, make_hub: Callable[..., Hub], settings_of: Callable[[], Set
     prerender = [start_prerender(sup)]
     watchdog.start()
     stop_wyoming = start_wyoming(hub, hub.settings)  # [wyoming] uri: Home Assistant, same engines
-    turns, stop_satellites = start_satellites(hub)  # [[satellites]]: more rooms, same engines
+    # [[satellites]]: more rooms, same engines; their lines through the supervisor's writer
+    turns, stop_satellites = start_satellites(hub, lines=sup.lines)
     if turns is not None:  # the local microphone takes part in the house-wide wake claim
         sup.claim = functools.partial(turns.claims.claim, LOCAL_ROOM)
     try:
@@ -240,7 +242,7 @@ def _serve(
                     job.stop()
                 prerender.append(start_prerender(sup))  # the new home's answers
                 sup.stopper = _stop_listener(new, sup, sup.gate)  # the new recognizer's decoder
-                ring_timers(new, sup.speaker)
+                ring_timers(new, sup.speaker, sup.lines)
                 sup.gate.threshold = new.settings.wake.echo_correlation
                 sup.gate.tail_s = new.settings.wake.tail_guard_s
             notify(f"READY=1\nSTATUS={sup.state.value}")

@@ -2,23 +2,22 @@
 
 A capture is never dropped without a trace line saying why (issue 18): each capture that ends
 without a turn prints one event line, ``{"event": "capture_dropped", "reason", "capture",
-"endpoint", "speech_s", "audio_s", "ignored_s"}`` (:func:`capture_line`), ``reason`` one of
-:data:`DROP_REASONS`. A wake word detected during a capture that already holds speech (a "yes"
-in the follow-up window) does not throw that speech away: the capture is *held* and heard to
-its own end beside the new command's capture, then decided (:func:`decide`, acted on by
-:meth:`hub.service.supervisor.Supervisor._held_step`): speech going on after the detection, or
-beginning in the new capture, is the wake word's command (the held capture was the wake word:
-dropped, ``wake_word``); otherwise the held capture is the turn (its trace's ``capture`` is
-``wake_overlap``), once it ended and :data:`WAKE_GRACE_S` passed without new speech. Known
-limit: the wake word alone, then a pause longer than that before its command, is a turn of its
-own ("didn't catch"), and the command said during that answer is not captured.
+"endpoint", "speech_s", "audio_s", "ignored_s"}`` (:func:`hub.trace.capture_line`), ``reason``
+one of :data:`hub.trace.DROP_REASONS`. A wake word detected during a capture that already
+holds speech (a "yes" in the follow-up window) does not throw that speech away: the capture is
+*held* and heard to its own end beside the new command's capture, then decided
+(:func:`decide`, acted on by :meth:`hub.service.supervisor.Supervisor._held_step`): speech
+going on after the detection, or beginning in the new capture, is the wake word's command (the
+held capture was the wake word: dropped, ``wake_word``); otherwise the held capture is the turn
+(its trace's ``capture`` is ``wake_overlap``), once it ended and :data:`WAKE_GRACE_S` passed
+without new speech. Known limit: the wake word alone, then a pause longer than that before its
+command, is a turn of its own ("didn't catch"), and the command said during that answer is not
+captured.
 """
 
 from __future__ import annotations
 
 import logging
-
-from hub.audio.format import RATE
 
 log = logging.getLogger("hub.service.supervisor")
 
@@ -31,30 +30,6 @@ word's command (then the new capture has that command, and the held one is dropp
 TAIL_S = 0.3
 """Speech of the new capture within this much (s) of the held capture's own end is the held
 speech's tail, not a new command."""
-DROP_REASONS = {
-    "no_speech": "no speech began before the capture's start timeout",
-    "wake_word": "the wake word was heard: a new command's capture replaces this one",
-    "turn_failed": "the turn raised (the error is in the event)",
-    "stopping": "the daemon stopped while the capture was open",
-    "input_ended": "the microphone ended while the capture was open",
-}
-"""``capture_dropped`` reasons and what each means."""
-
-
-def capture_line(reason: str, endpointer=None, kind: str = "wake", **extra) -> dict:
-    """The ``capture_dropped`` event line of a capture that ends without a turn (``reason``:
-    a key of :data:`DROP_REASONS`; ``kind``: wake, followup or always; ``endpointer``: the
-    capture's :class:`hub.audio.endpoint.Endpointer`, or None; ``extra``: more fields)."""
-    line: dict = {"event": "capture_dropped", "reason": reason, "capture": kind}
-    if endpointer is not None:
-        line.update(
-            endpoint=endpointer.reason,
-            speech_s=round(endpointer.speech_s, 2),
-            audio_s=round(endpointer.audio().size / RATE, 2),
-            ignored_s=list(endpointer.ignored),
-        )
-    line.update(extra)
-    return line
 
 
 def decide(holding: tuple, block, endpointer, ended: bool) -> str:

@@ -21,18 +21,17 @@ detection is held and decided (issue 18): :mod:`hub.service.held`.
 from __future__ import annotations
 
 import enum
-import json
 import logging
 import queue
-import sys
 import threading
 import time
 from collections.abc import Callable
 
 from hub.audio.format import RATE
-from hub.service.held import DROP_REASONS, WAKE_GRACE_S, capture_line, decide, interrupt
+from hub.service.held import WAKE_GRACE_S, decide, interrupt
 from hub.service.notify import StatusLine, notify, ready
 from hub.service.stopword import stop_armed
+from hub.trace import DROP_REASONS, LineWriter, capture_line
 
 log = logging.getLogger("hub.service.supervisor")
 
@@ -64,7 +63,7 @@ class Supervisor:
         gate: the echo check (:class:`hub.service.echo.EchoGate`).
         stop_word: a second detector that only stops playback, or None.
         device: the configured input device's label, for STATUS lines.
-        out: where trace lines go (stdout).
+        out: where trace lines go (default stdout); :attr:`lines` writes them.
     """
 
     def __init__(
@@ -89,8 +88,9 @@ class Supervisor:
         """``claim(read_at) -> bool``: the house-wide wake claim (satellites); False: another
         room heard this wake first (a duplicate: no barge-in, no turn)."""
         self._make_endpointer = make_endpointer
-        self._out = out if out is not None else sys.stdout
-        self._out_lock = threading.Lock()
+        self.lines = LineWriter(out)
+        """The trace output (one line at a time): the satellites of ``hub run`` and the stop
+        listener write their lines through it too."""
         self._kind = "wake"  # what opened the listener's capture: wake, followup, always
         self._held: tuple | None = None
         """(endpointer, kind, its seen_s at the wake) of the capture held, or None."""
@@ -331,11 +331,8 @@ class Supervisor:
         self._emit({"event": "stopped", "said": text, "playback": cut, "timer": update is not None})
 
     def _emit(self, line: dict) -> None:
-        """One JSON line on the trace output (listener, stop listener and turn worker share
-        it: one line at a time)."""
-        with self._out_lock:
-            self._out.write(json.dumps(line, ensure_ascii=False) + "\n")
-            self._out.flush()
+        """One JSON line on the trace output (:attr:`lines`: one line at a time)."""
+        self.lines(line)
 
     def _dropped(self, reason: str, endpointer=None, kind: str = "wake", **extra) -> None:
         """A capture ends without a turn: one ``capture_dropped`` event line saying why

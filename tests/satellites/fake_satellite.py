@@ -79,19 +79,27 @@ class FakeSatellite:
 
 
 class CountingEndpointer:
-    """Ends the utterance after ``samples`` samples (no VAD: the test decides)."""
+    """Ends the utterance after ``samples`` samples (no VAD: the test decides; every sample
+    counts as speech), with the fields a ``capture_dropped`` line reads."""
 
     def __init__(self, samples: int = 8000):
         self.limit, self.blocks = samples, []
+        self.reason, self.ignored = None, []
+
+    @property
+    def speech_s(self) -> float:
+        return sum(len(b) for b in self.blocks) / 16000
 
     def push(self, block) -> bool:
         self.blocks.append(block)
-        return sum(len(b) for b in self.blocks) >= self.limit
+        if sum(len(b) for b in self.blocks) >= self.limit:
+            self.reason = "silence"
+        return self.reason is not None
 
     def audio(self):
         import numpy as np
 
-        return np.concatenate(self.blocks).astype(np.int16)
+        return np.concatenate(self.blocks or [np.zeros(0)]).astype(np.int16)
 
 
 class StubEvents:

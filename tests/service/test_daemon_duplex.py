@@ -90,7 +90,7 @@ def supervisor_for(hub, server, out):
     sup = build_supervisor(
         hub, open_mic=lambda sleep: open_mic(audio, sleep=sleep), player=make_player(audio)
     )
-    sup._out = out
+    sup.lines.out = out
     return sup
 
 
