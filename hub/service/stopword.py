@@ -56,8 +56,28 @@ STOP_PHRASES = (
     "silence",
 )
 """What stops playback when said while the hub plays."""
+REPLY_PHRASES = (
+    "yes",
+    "yeah",
+    "yep",
+    "sure",
+    "yes please",
+    "do it",
+    "go ahead",
+    "no",
+    "nope",
+    "no thanks",
+    "don't",
+)
+"""Answers to a yes/no question, listened for (beside the stop phrases) while the hub's
+question plays: said over it, they are its reply (:mod:`hub.service.overlap`). Not "okay":
+the wake word "okay nabu" reads as it (phone-loop confidence +0.23 on the hub's voice)."""
+SNOOZE_PHRASES = ("snooze", "snooze it", "snooze the alarm")
+"""What snoozes a ringing alarm without the wake word (README, "Alarms")."""
 SEARCH = "stop_words"
 """Name of the stop phrases' search in the recognizer's decoder."""
+REPLY_SEARCH = "stop_or_reply"
+"""Name of the search of the stop phrases, the replies and the snooze phrases."""
 TRAILING_MS = 150
 """Silence after a stop word that ends it (ms)."""
 MAX_S = 2.5
@@ -116,24 +136,36 @@ class StopRecognizer:
     def __init__(self, engine):
         self.engine = engine
         decoder = engine.passes.decoder
+        every = STOP_PHRASES + REPLY_PHRASES + SNOOZE_PHRASES
         with engine.lock:
-            _add_words(decoder, {w for p in STOP_PHRASES for w in p.split()})
+            _add_words(decoder, {w for p in every for w in p.split()})
             decoder.add_jsgf_string(SEARCH, _jsgf(STOP_PHRASES))
+            decoder.add_jsgf_string(REPLY_SEARCH, _jsgf(every))
             decoder.activate_search(engine.passes.main)
 
-    def __call__(self, samples: np.ndarray) -> str | None:
-        """The stop phrase said in ``samples`` (int16 16 kHz), or None."""
+    def __call__(self, samples: np.ndarray, replies: bool = False) -> str | None:
+        """The stop phrase said in ``samples`` (int16 16 kHz), or None; with ``replies``, also
+        a reply (:data:`REPLY_PHRASES`) or a snooze phrase (:data:`SNOOZE_PHRASES`)."""
         audio = np.ascontiguousarray(_trim(samples), dtype="<i2").tobytes()
         passes = self.engine.passes
         with self.engine.lock:
             mean = passes.mean(audio)
-            heard = passes.run(SEARCH, audio, mean)
-            llr = None
-            if heard.text:
-                llr = phone_loop_llr(heard.words, passes.run(PHONE_LOOP, audio, mean).words)
-            passes.decoder.activate_search(passes.main)
+            try:
+                text = self._search(SEARCH, audio, mean)
+                if text is None and replies:  # the stop phrases first: alone they fit best
+                    text = self._search(REPLY_SEARCH, audio, mean)
+            finally:
+                passes.decoder.activate_search(passes.main)
+        return text
+
+    def _search(self, search: str, audio: bytes, mean) -> str | None:
+        """The phrase of ``search`` read in ``audio``, unless the phone loop fits it better
+        (:data:`REJECT_LLR`); the caller holds the engine's lock."""
+        passes = self.engine.passes
+        heard = passes.run(search, audio, mean)
         if not heard.text:
             return None
+        llr = phone_loop_llr(heard.words, passes.run(PHONE_LOOP, audio, mean).words)
         log.info("stop listener heard %r (llr %s)", heard.text, llr)
         return heard.text if llr is None or llr >= REJECT_LLR else None
 
@@ -159,15 +191,17 @@ def stop_armed(hub, speaker) -> bool:
 
 
 class StopListener:
-    """Hears stop words while the hub plays; ``on_stop(text)`` runs on its own thread.
+    """Hears stop words while the hub plays; ``on_stop(text, audio)`` runs on its own thread.
 
     Args:
         make_endpointer: ``make(trailing_ms, max_s)`` -> an Endpointer without start timeout.
-        recognize: ``recognize(samples) -> str | None`` (a :class:`StopRecognizer`).
-        on_stop: called with the stop phrase heard.
+        recognize: ``recognize(samples, replies) -> str | None`` (a :class:`StopRecognizer`).
+        on_stop: called with the phrase heard and the utterance's audio (int16, 16 kHz).
         is_echo: True when what the microphone holds now is the hub's own output.
         hold, release: pause playback while an utterance is decoded (it may be a stop word:
             the speaker is silent at once) and go on when it was not one.
+        replies: ``replies() -> bool``: True while a reply or a snooze phrase is listened for
+            too (a question plays, an alarm rings), asked when an utterance ends.
     """
 
     def __init__(
@@ -178,12 +212,20 @@ class StopListener:
         is_echo: Callable[[], bool] = lambda: False,
         hold: Callable[[], None] = lambda: None,
         release: Callable[[], None] = lambda: None,
+        replies: Callable[[], bool] = lambda: False,
     ):
         self._make, self._recognize, self._on_stop = make_endpointer, recognize, on_stop
         self._is_echo, self._hold, self._release = is_echo, hold, release
+        self._replies = replies
         self._endpointer: Endpointer | None = None
         self.heard = 0
         """Stop words heard so far."""
+
+    @property
+    def in_speech(self) -> bool:
+        """True while an utterance has begun and not ended (it is still being fed)."""
+        endpointer = self._endpointer
+        return endpointer is not None and endpointer.speech and not endpointer.ended
 
     def push(self, block: np.ndarray) -> None:
         """Feed one microphone block heard while the hub plays."""
@@ -201,13 +243,22 @@ class StopListener:
             return
         self._hold()
         threading.Thread(
-            target=self._decode, args=(audio,), name="hub-stopword", daemon=True
+            target=self._decode, args=(audio, self._replies()), name="hub-stopword", daemon=True
         ).start()
 
-    def _decode(self, audio: np.ndarray) -> None:
+    def take(self) -> np.ndarray | None:
+        """The utterance in progress (int16: its pre-roll and the speech so far), handed over
+        to a capture that opens while it is said (the follow-up window after a question: a
+        reply begun over the question's end), or None; the listener starts afresh."""
+        endpointer, self._endpointer = self._endpointer, None
+        if endpointer is None or not endpointer.speech or endpointer.ended:
+            return None
+        return endpointer.audio_so_far()
+
+    def _decode(self, audio: np.ndarray, replies: bool) -> None:
         started = time.monotonic()
         try:
-            text = self._recognize(audio)
+            text = self._recognize(audio, replies)
         except Exception as exc:
             log.warning("stop listener: decode failed: %s: %s", type(exc).__name__, exc)
             text = None
@@ -215,11 +266,11 @@ class StopListener:
             "stop listener: %.2f s decoded in %d ms: %s",
             audio.size / 16000,
             1000 * (time.monotonic() - started),
-            repr(text) if text else "not a stop word",
+            repr(text) if text else "not a stop word" + (" or reply" if replies else ""),
         )
         if text:
             self.heard += 1
-            self._on_stop(text)
+            self._on_stop(text, audio)
         else:
             self._release()
 

@@ -22,7 +22,7 @@ def listen(audio: np.ndarray, recognize, is_echo=lambda: False) -> list[str]:
     listener = StopListener(
         lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
         recognize,
-        stopped.append,
+        lambda text, audio: stopped.append(text),
         is_echo,
         hold=lambda: held.append(True),
         release=lambda: released.append(True),
@@ -38,7 +38,7 @@ def listen(audio: np.ndarray, recognize, is_echo=lambda: False) -> list[str]:
 def test_a_stop_word_calls_back_with_what_was_said():
     heard = []
 
-    def recognize(samples):
+    def recognize(samples, replies):
         heard.append(len(samples))
         return "stop"
 
@@ -49,13 +49,13 @@ def test_a_stop_word_calls_back_with_what_was_said():
 
 def test_speech_that_is_not_a_stop_word_calls_nothing():
     audio = np.concatenate([silence(1.0), synth("what time is it"), silence(0.6)])
-    assert listen(audio, lambda samples: None) == []
+    assert listen(audio, lambda samples, replies: None) == []
 
 
 def test_the_hubs_own_voice_is_not_decoded():
     calls = []
     audio = np.concatenate([silence(1.0), synth("stop"), silence(0.6)])
-    assert listen(audio, lambda s: calls.append(s) or "stop", is_echo=lambda: True) == []
+    assert listen(audio, lambda s, r: calls.append(s) or "stop", is_echo=lambda: True) == []
     assert calls == []
 
 
@@ -63,8 +63,8 @@ def test_playback_is_held_while_deciding_and_released_when_it_was_not_a_stop_wor
     events: list[str] = []
     listener = StopListener(
         lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
-        lambda samples: events.append("decode") or None,
-        lambda text: events.append("stop"),
+        lambda samples, replies: events.append("decode") or None,
+        lambda text, audio: events.append("stop"),
         hold=lambda: events.append("hold"),
         release=lambda: events.append("release"),
     )
