@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -62,7 +63,8 @@ class Decision:
     transcript: Transcript
     trace: dict
     """``{}`` when it did not run; else ``why`` (rejected/unsure), ``outcome`` (used, agree,
-    disagree, dropped, failed), ``text``, ``no_speech_prob``, ``avg_logprob``,
+    disagree, unread: both heard the same words and the rules read neither, dropped,
+    failed), ``text``, ``no_speech_prob``, ``avg_logprob``,
     ``compression_ratio``, ``window_s`` (the encoder window, s), ``reread`` (why a short
     window's reading was read again at 30 s, when it was), ``speech_ms``, ``dbfs``,
     ``rejected_reason``."""
@@ -241,6 +243,10 @@ def _hear_within(engine, audio, cancel, deadline: float | None, clock):
     return box["heard"]
 
 
+def _words_of(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
 def _settle(
     first: Transcript, text: str, samples, interpret, scorer, trace: dict, margin: float
 ) -> Decision:
@@ -249,6 +255,8 @@ def _settle(
     mine, theirs = interpret(first.text), interpret(text)
     if mine is not None and mine == theirs:
         return Decision(dataclasses.replace(first, unsure=False), {**trace, "outcome": "agree"})
+    if mine is None and theirs is None and _words_of(first.text) == _words_of(text):
+        return Decision(first, {**trace, "outcome": "unread", "asked": first.text})
     chosen = first
     if theirs is not None and scorer is not None:
         own, other = scorer.scores(samples, [first.text, text])

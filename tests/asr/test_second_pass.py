@@ -244,3 +244,14 @@ def test_a_second_pass_skipped_for_the_model_s_load_loads_it_for_the_next_turn(s
 def test_issue18_a_phrase_looping_is_repetition():
     assert rejection(heard("turn on the turn on the turn on the"), None, 0) == "repetition"
     assert rejection(heard("turn on the light and turn on the fan"), None, 0) is None
+
+
+def test_newuser_the_same_words_that_the_rules_cannot_read_are_not_a_disagreement(spoken):
+    """ "turn it off" with nothing to refer to: both recognizers heard it, the rules read
+    neither; the trace said "disagree" (found by the new user). It says "unread", and the
+    grammar's reading stands, still unsure (asked back)."""
+    engine = StubWhisper(heard("Turn it down."))
+    first = Transcript("turn it down", ("turn it down",), unsure=True)
+    decision = second_pass(first, AUDIO, engine, interpret=interpret, scorer=StubScorer())
+    assert decision.trace["outcome"] == "unread"
+    assert decision.transcript is first and first.unsure
