@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 import numpy as np
@@ -84,6 +85,9 @@ MAX_S = 2.5
 """Longest utterance still taken for a stop word (s); longer speech is not one."""
 MARGIN_S = 0.15
 """Silence kept before and after the speech of a stop word for the decode (s)."""
+RECENT_S = 0.5
+"""Audio heard while no capture was open kept for a capture that opens next (s): a reply
+begun in the moment between the question's last audio and the follow-up window's opening."""
 REJECT_LLR = -1.6
 """Phone-loop confidence below which a stop-phrase reading is rejected (measured on the hub's
 voice: stop words -1.25 to +0.48; "yes" read as "enough" -2.3 to -2.7, "okay nabu" -1.7 to -1.9,
@@ -218,6 +222,8 @@ class StopListener:
         self._is_echo, self._hold, self._release = is_echo, hold, release
         self._replies = replies
         self._endpointer: Endpointer | None = None
+        self._recent: deque[np.ndarray] = deque()
+        self._recent_n = 0
         self.heard = 0
         """Stop words heard so far."""
 
@@ -226,6 +232,17 @@ class StopListener:
         """True while an utterance has begun and not ended (it is still being fed)."""
         endpointer = self._endpointer
         return endpointer is not None and endpointer.speech and not endpointer.ended
+
+    def hear(self, block: np.ndarray, armed: bool) -> None:
+        """Every microphone block heard while no capture is open: the last :data:`RECENT_S`
+        are kept (:meth:`take`), and it is decoded (:meth:`push`) while ``armed`` (the hub
+        plays, something rings) or while an utterance begun then goes on."""
+        self._recent.append(block)
+        self._recent_n += len(block)
+        while self._recent_n - len(self._recent[0]) >= RECENT_S * 16000:
+            self._recent_n -= len(self._recent.popleft())
+        if armed or self.in_speech:
+            self.push(block)
 
     def push(self, block: np.ndarray) -> None:
         """Feed one microphone block heard while the hub plays."""
@@ -247,13 +264,16 @@ class StopListener:
         ).start()
 
     def take(self) -> np.ndarray | None:
-        """The utterance in progress (int16: its pre-roll and the speech so far), handed over
-        to a capture that opens while it is said (the follow-up window after a question: a
-        reply begun over the question's end), or None; the listener starts afresh."""
+        """What a capture opening now begins with (int16; the follow-up window after a
+        question): the utterance in progress (its pre-roll and the speech so far: a reply
+        begun over the question's end), else the last :data:`RECENT_S` heard (a reply begun
+        as the question's playback was closing); None when nothing was heard. The listener
+        starts afresh."""
         endpointer, self._endpointer = self._endpointer, None
-        if endpointer is None or not endpointer.speech or endpointer.ended:
-            return None
-        return endpointer.audio_so_far()
+        recent, self._recent, self._recent_n = list(self._recent), deque(), 0
+        if endpointer is not None and endpointer.speech and not endpointer.ended:
+            return endpointer.audio_so_far()
+        return np.concatenate(recent).astype(np.int16, copy=False) if recent else None
 
     def _decode(self, audio: np.ndarray, replies: bool) -> None:
         started = time.monotonic()

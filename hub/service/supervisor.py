@@ -250,9 +250,8 @@ class Supervisor:
             self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
-            stopper = self.stopper
-            if stopper is not None and (stopper.in_speech or stop_armed(self.hub, self.speaker)):
-                stopper.push(block)  # also to the end of an utterance begun while it played
+            if self.stopper is not None:  # to the end of an utterance begun while it played
+                self.stopper.hear(block, stop_armed(self.hub, self.speaker))
             return None
         ended = endpointer.push(block)
         if self._held is not None:

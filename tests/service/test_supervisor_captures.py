@@ -230,8 +230,8 @@ class Pushed:
     def __init__(self):
         self.blocks = 0
 
-    def push(self, block):
-        self.blocks += 1
+    def hear(self, block, armed):
+        self.blocks += 1 if armed else 0
 
     def reset(self):
         pass
