@@ -30,7 +30,7 @@ from collections.abc import Callable
 from hub.audio.format import RATE
 from hub.service.held import WAKE_GRACE_S, decide, interrupt
 from hub.service.notify import StatusLine, notify, ready
-from hub.service.stopword import stop_armed
+from hub.service.stopword import stop_armed, stop_rings
 from hub.trace import DROP_REASONS, LineWriter, capture_line
 
 log = logging.getLogger("hub.service.supervisor")
@@ -317,18 +317,14 @@ class Supervisor:
     def on_stop_word(self, text: str) -> None:
         """The stop listener heard ``text`` while the hub played or a timer or alarm rang
         (:func:`hub.service.stopword.stop_armed`): stop playback, and the ringing with it
-        (one event line on stdout)."""
+        (:func:`hub.service.stopword.stop_rings`: silently); one event line on stdout."""
         cut = self.speaker.cancel()
-        update = self.hub.events.stop_request("stop")
-        log.info(
-            "stop word %r: playback %s%s",
-            text,
-            "stopped" if cut else "had ended",
-            ", timer stopped" if update else "",
-        )
+        rang = stop_rings(self.hub.events)
+        stopped = [kind for kind, done in rang.items() if done]
+        log.info("stop word %r: playback %s; stopped %s", text, cut, stopped or "no ring")
         if cut:
             self.barge_ins += 1
-        self._emit({"event": "stopped", "said": text, "playback": cut, "timer": update is not None})
+        self._emit({"event": "stopped", "said": text, "playback": cut, **rang})
 
     def _emit(self, line: dict) -> None:
         """One JSON line on the trace output (:attr:`lines`: one line at a time)."""
