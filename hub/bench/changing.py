@@ -78,3 +78,35 @@ def table(results: list[tuple[dict, str]], label: str) -> list[str]:
                 f"{got.count('out_of_date')} |"
             )
     return out
+
+
+def model_report(settings, limit: int = 0) -> list[str]:
+    """The LLM engine alone (no graph, no question check) on every row, its sureness gate
+    (``[llm] answer_min_logprob``) as configured and off: per set, how many answers it
+    states, and how many of those the answer check (:func:`hub.facts.changing.claims_changing`)
+    flags as a claim about something that changes over time. Markdown table lines."""
+    import dataclasses  # lazy: only this report needs them (hub bench's import stays small)
+
+    from hub.facts.changing import claims_changing
+    from hub.llm import make_llm
+    from hub.llm.prompts import DEFAULT_INTENTS
+    from hub.llm.stream import UNSURE
+
+    lines = [
+        "| answer_min_logprob | set | questions | answers stated | of them flagged as changing |",
+        "|---|---|---|---|---|",
+    ]
+    for minimum in (settings.llm.answer_min_logprob, -100.0):
+        llm = dataclasses.replace(settings.llm, answer_min_logprob=minimum)
+        engine = make_llm(llm, settings.home, DEFAULT_INTENTS)
+        try:
+            for name in ("changing", "stable"):
+                subset = [r for r in rows() if r["set"] == name][: limit or None]
+                said = [list(engine.answer(r["q"])) for r in subset]
+                stated = [s for s in said if s and s != [UNSURE]]
+                flagged = sum(any(claims_changing(x) for x in s) for s in stated)
+                label = "off" if minimum == -100.0 else f"{minimum:g}"
+                lines.append(f"| {label} | {name} | {len(subset)} | {len(stated)} | {flagged} |")
+        finally:
+            engine.close()
+    return lines

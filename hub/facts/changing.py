@@ -173,16 +173,19 @@ _CLAIMS = [
         ),
         re.I,
     ),
-    # an office held by a name: "The Chancellor of Germany is Angela Merkel."
+    # an office held by a name: "The Chancellor of Germany is Angela Merkel.", "Japan's
+    # Prime Minister, Shinzo Abe.", an office holder's age: "The President ... is 46"
     re.compile(
-        rf"\b{_TITLE}(?: of (?:the )?{_NAME})? (?:is|are) (?:(?i:currently|now) )?"
-        r"(?:[Tt]he )?[A-Z]"
+        rf"\b{_TITLE}(?: of (?:the )?{_NAME})?(?: (?:is|are) (?:(?i:currently|now) )?|, )"
+        r"(?:[Tt]he )?[A-Z\d]"
     ),
     re.compile(rf"(?:^|, )(?!The\b){_NAME} (?:is|are) (?:(?i:currently|now) )?(?:the )?{_TITLE}\b"),
     # records, champions, populations, prices
     re.compile(
         _any(
-            "holds? the (?:world )?record|world record holder|record holder|"
+            "holds? the (?:world )?record|world record holder|record holder|richest|wealthiest|"
+            "most valuable|largest company|biggest company|world number one|on the charts|"
+            "top song|best[- ]selling|highest[- ]paid|the score of|the score is|"
             "(?:is|are) the (?:world |reigning |current |defending )?champions?|population|"
             "inhabitants|home to (?:about |around |over |more than |nearly )?\\d|net worth|"
             "stock price|share price|trading at|market cap"

@@ -101,6 +101,10 @@ def test_stable_facts_definitions_and_the_past_are_not_changing(question):
         "Eliud Kipchoge holds the world record.",
         "Argentina are the reigning champions.",
         "Elon Musk is now the owner of Twitter.",
+        "North Korea's leader, Kim Jong Un.",  # said by SmolLM2 with its gate off
+        "The President of the United States is 46, a testament to ...",
+        "The largest company in the world is Amazon.",
+        "The score of the Lakers game is 21.",
     ],
 )
 def test_answers_that_state_a_changing_fact_are_made_up(answer):
