@@ -22,6 +22,7 @@ from hub.act.timing import in_area  # a timer set in a room rings in that room
 from hub.devices.queued import all_sent, queued_update
 from hub.errors import TimeoutError_
 from hub.facts.answers import honest_answer
+from hub.facts.changing import OUT_OF_DATE, asks_changing
 from hub.facts.claims import made_up
 from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_UNDERSTOOD
 from hub.graph.confirmation import (
@@ -231,9 +232,14 @@ def llm_answer(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> d
     Each sentence goes to the turn's :class:`~hub.graph.streaming.AnswerSpeech` as soon as
     the model finishes it: it is spoken on its own thread (outside this node's budget) while
     the next one is generated, and a retry never says a sentence twice. An answer with
-    nothing speakable is "nothing to say" (BC-08): no error, nothing spoken.
+    nothing speakable is "nothing to say" (BC-08): no error, nothing spoken. A question about
+    what changes over time (:func:`hub.facts.changing.asks_changing`) is not asked of the
+    model: :data:`~hub.facts.changing.OUT_OF_DATE`.
     """
     speech, question = ctx.answer_speech(state["started"]), state["transcript"]
+    if asks_changing(question):  # who holds an office now, the latest ...: stale at best
+        log.info("question about what changes over time, not asked of the llm: %r", question)
+        return {"response": OUT_OF_DATE, "source": "llm"}
     sentences = ctx.engines.llm().answer(question, cancel)
     try:
         for piece in sentences:
@@ -242,7 +248,7 @@ def llm_answer(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> d
                 log.info("llm answer claimed a fact, not said: %r", text)
                 if not speech.sentences:
                     return {
-                        "response": honest_answer(question, ctx.home, ctx.clock.now()),
+                        "response": honest_answer(question, ctx.home, ctx.clock.now(), text),
                         "source": "llm",
                     }
                 break

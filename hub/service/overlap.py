@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hub.service.stopword import REPLY_PHRASES, SNOOZE_PHRASES
+from hub.service.stopword import REPLY_PHRASES, SNOOZE_PHRASES, stop_rings
 
 log = logging.getLogger("hub.service.supervisor")
 
@@ -108,16 +108,13 @@ class OverPlayback:
         return cut
 
     def _stop(self, text: str, hub) -> None:
-        """A stop word: stop playback, and the ringing with it (one event line)."""
+        """A stop word: stop playback, and the ringing with it, silently
+        (:func:`hub.service.stopword.stop_rings`); one event line."""
         cut = self._cut()
-        update = hub.events.stop_request("stop")
-        log.info(
-            "stop word %r: playback %s%s",
-            text,
-            "stopped" if cut else "had ended",
-            ", timer stopped" if update else "",
-        )
-        self._emit({"event": "stopped", "said": text, "playback": cut, "timer": update is not None})
+        rang = stop_rings(hub.events)
+        stopped = [kind for kind, done in rang.items() if done]
+        log.info("stop word %r: playback %s; stopped %s", text, cut, stopped or "no ring")
+        self._emit({"event": "stopped", "said": text, "playback": cut, **rang})
 
     def late_reply(self) -> np.ndarray | None:
         """A reply said over the question's very end, not yet a turn (the listener's thread

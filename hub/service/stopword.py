@@ -178,6 +178,26 @@ _CHECK_FAILURES: set[str] = set()
 """The kinds of failure of the ringing check logged so far (each once: it runs per block)."""
 
 
+def stop_rings(events) -> dict:
+    """A stop word was heard: stop what rings (:meth:`hub.act.notifier.TimerEvents.stop_word`),
+    silently. As Home Assistant's stop word on its voice satellites and common alarm clocks
+    ("Alexa, stop", "Hey Google, stop") do, the silence is the answer: nothing is said after
+    a stop word (the same word said as a command after the wake word, or typed, is answered:
+    "Alarm stopped.", "Timer cancelled.").
+
+    Args:
+        events: the hub's :class:`hub.act.notifier.TimerEvents`.
+    Returns:
+        The ``stopped`` event's fields about the ringing: ``timer`` and ``alarm``, True when a
+        ringing timer, an alarm, stopped.
+    """
+    stopped = events.stop_word("stop")
+    return {
+        "timer": bool(stopped and stopped.timers),
+        "alarm": bool(stopped and stopped.alarms),
+    }
+
+
 def stop_armed(hub, speaker) -> bool:
     """True while the stop listener listens: the hub plays, or a timer or alarm rings (also
     between two of its rings, when nothing plays: a stop word without the wake word must

@@ -19,7 +19,7 @@ from hub.store.rows import replace_all
 log = logging.getLogger("hub.store.alerts")
 
 _COLUMNS = ("id", "kind", "label", "recurrence", "wall", "zone", "next_fire", "state", "target")
-_TIMES = ("next_fire", "due_at")
+_TIMES = ("next_fire", "due_at", "snoozed_from")
 
 
 class NaiveDatetimeError(ValueError):

@@ -41,9 +41,9 @@ class Events:
     def __init__(self, ringing: bool = False):
         self.stop_armed, self.stops = ringing, 0
 
-    def stop_request(self, text):
+    def stop_word(self, text):
         self.stops += 1
-        return {"response": "Timer cancelled."} if self.stop_armed else None
+        return SimpleNamespace(timers=["timer-1"], alarms=[]) if self.stop_armed else None
 
 
 def _over(question: bool, playing: bool = True, ringing: bool = False):
@@ -97,7 +97,9 @@ def test_a_stop_word_with_no_question_stops_playback_and_the_ringing():
     over, speaker, turns, lines, hub = _over(question=False, ringing=True)
     over.on_heard("stop", AUDIO)
     assert speaker.cancels == 1 and turns == [] and hub.events.stops == 1
-    assert lines == [{"event": "stopped", "said": "stop", "playback": True, "timer": True}]
+    assert lines == [
+        {"event": "stopped", "said": "stop", "playback": True, "timer": True, "alarm": False}
+    ]
 
 
 def test_breaker_snooze_without_the_wake_word_while_an_alarm_rings_is_a_turn():
