@@ -18,6 +18,8 @@ import tomllib
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from hub.paths import read_user_text
+
 KEYWORDS = {
     "any": ("0.0.0.0/0", "::/0"),
     "localhost": ("127.0.0.0/8", "::1/128"),
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
     parser.add_argument("--unit", required=True, type=Path)
     args = parser.parse_args(argv)
     try:
-        config = tomllib.loads(Path(args.config).read_text(encoding="utf-8"))
+        config = tomllib.loads(read_user_text(args.config))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         print(
             f"netpolicy: {args.config}: {exc}; the unit keeps the LAN-only policy", file=sys.stderr

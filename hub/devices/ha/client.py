@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 from websockets.asyncio.client import connect
 
 from hub.errors import ConfigError
+from hub.paths import read_user_text
 
 log = logging.getLogger("hub.devices.ha")
 
@@ -211,10 +212,11 @@ def read_token(settings) -> str:
     """
     if settings.token_file:
         try:
-            token = Path(settings.token_file).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as exc:
+            token = read_user_text(Path(settings.token_file).expanduser(), 64 << 10).strip()
+        except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(
-                f"homeassistant.token_file: {exc.strerror or exc}: {settings.token_file}"
+                f"homeassistant.token_file: {getattr(exc, 'strerror', None) or exc}: "
+                f"{settings.token_file}"
             ) from None
         if not token:
             raise ConfigError(f"homeassistant.token_file: {settings.token_file} is empty")
