@@ -35,3 +35,7 @@ class StoreSettings:
     """Seconds between checks of the WAL's size (a write over the limit checks at once)."""
     txn_guard_s: Annotated[float, Field(ge=0)] = 2.0
     """A store read or open transaction longer than this many seconds is logged; 0: off."""
+    save_wait_s: Annotated[float, Field(ge=0, le=600)] = 10.0
+    """When a command ends with changes the store could not take yet (it was locked by another
+    process), how long it waits for the store to take them; what is still not saved then is
+    said on stderr (seconds)."""

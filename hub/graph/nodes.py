@@ -23,7 +23,7 @@ from hub.devices.queued import all_sent, queued_update
 from hub.errors import TimeoutError_
 from hub.facts.answers import honest_answer
 from hub.facts.claims import made_up
-from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_UNDERSTOOD
+from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_SAVED, NOT_UNDERSTOOD
 from hub.graph.confirmation import (
     NOTHING_TO_CANCEL,
     confirmation_answer,
@@ -280,6 +280,7 @@ def confirm(state: TurnState, ctx: TurnContext) -> dict:
 def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
     actor, devices, now = ctx.engines.actor(), ctx.engines.devices(), ctx.clock.monotonic
+    unsaved = getattr(ctx.store, "unsaved_writes", 0)  # a change the store cannot take: said
     outcomes = [
         actor.execute(in_area(m, ctx.conversation.area), idempotency_key=f"{state['turn_id']}:{i}")
         for i, m in enumerate(state["matches"])
@@ -296,6 +297,8 @@ def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     record_turn(ctx.conversation, ctx.home, state["matches"], outcomes)  # what "it" means
     first = state["matches"][0]
     response = join_sentences(o.response for o in outcomes)
+    if getattr(ctx.store, "unsaved_writes", 0) > unsaved:
+        response = join_sentences([response, NOT_SAVED])
     done = all(o.ok for o in outcomes) and all_sent(sent)
     update = {
         "outcomes": outcomes,
