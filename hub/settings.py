@@ -87,7 +87,7 @@ class LlmSettings:
     """An answer is spoken only while the local model's mean top-token log-probability is at least
     this (``-0.5`` ≈ 60 % per token); below it the hub says it is not sure instead of guessing
     (BENCHMARKS.md, "LLM answers"). ``-100``: never withheld; not applied to ``url``."""
-    budget_s: Annotated[float, Field(ge=0.1, le=120)] = 6.0
+    budget_s: Annotated[float, Field(ge=0.1, le=600)] = 6.0
     """Time the LLM path may spend in a turn, its one retry included."""
     keep_loaded_s: Annotated[float, Field(le=31_536_000, allow_inf_nan=False)] = 120.0
     """Seconds the local model stays in memory after its last use (like Ollama's ``keep_alive``);
@@ -95,7 +95,7 @@ class LlmSettings:
     with an open-vocabulary recognizer a voice turn starts that while it runs). ``0``: freed after
     each LLM call; negative (e.g. ``-1``): always loaded. ``hub run`` and ``hub wyoming`` build the
     prompt cache at start, then free the model until the first question."""
-    timeout_s: Annotated[float, Field(gt=0, le=300)] = 5.0
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
     """Remote server: longest wait for the connection or for one read of the stream, seconds."""
     remote_model: str = ""
     """Remote server: the ``model`` field of each request (Ollama needs it); empty: omitted."""
@@ -144,7 +144,7 @@ class WakeSettings:
     on)."""
 
 
-MAX_NODE_TIMEOUT_S = 120.0
+MAX_NODE_TIMEOUT_S = 600.0
 """Largest base timeout of one node (``[resilience] timeouts_s``), like ``deadline_s``."""
 
 
@@ -152,7 +152,7 @@ MAX_NODE_TIMEOUT_S = 120.0
 class ResilienceSettings:
     """Deadlines, timeouts, retries, breakers, fallbacks."""
 
-    deadline_s: Annotated[float, Field(ge=0.5, le=120)] = 8.0
+    deadline_s: Annotated[float, Field(ge=0.5, le=600)] = 8.0
     """Budget of one turn, from the end of speech to the spoken answer."""
     timeouts_s: dict[str, float] = field(
         default_factory=lambda: {

@@ -30,6 +30,10 @@ log = logging.getLogger("hub.devices.ha")
 PING_S, PONG_S = 30.0, 10.0
 """WebSocket ping interval and the longest wait for its pong."""
 
+MAX_MESSAGE_BYTES = 64 << 20
+"""Largest WebSocket message taken from Home Assistant (its registry lists of a large home
+are a few MB): a bigger one ends the connection instead of being read without limit."""
+
 
 class HaError(Exception):
     """Home Assistant answered a command with an error: ``code`` (``not_found``,
@@ -95,7 +99,7 @@ class HaClient:
                     open_timeout=self.timeout_s,
                     ping_interval=PING_S,
                     ping_timeout=PONG_S,
-                    max_size=None,
+                    max_size=MAX_MESSAGE_BYTES,
                     proxy=None,
                 ),
                 self.timeout_s,
