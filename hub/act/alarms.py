@@ -345,8 +345,11 @@ class Alerts:
         (:meth:`_rezoned`), so lateness is judged on their recomputed fire."""
         now, late = self.now(), []
         with self._lock:
-            for alert in self._rezoned(alerts):
+            rezoned = self._rezoned(alerts)
+            changed = rezoned != list(alerts)
+            for alert in rezoned:
                 if alert.state in ("pending", "snoozed", "ringing") and alert.next_fire <= now:
+                    changed = True
                     overdue = now.timestamp() - alert.next_fire.timestamp()
                     alert = replace(alert, state="pending", due_at=alert.next_fire)
                     if overdue > self.grace_s:
@@ -359,7 +362,8 @@ class Alerts:
             )
             self._ids = itertools.count(top + 1)
             self._missed.extend(late)
-            self._changed()
+            if changed:  # what was read is what is stored: no write (a locked store holds none)
+                self._changed()
         return late
 
     def take_missed(self) -> list[Alert]:

@@ -1,12 +1,11 @@
 """The work of each graph node: ``body(state, ctx) -> state update``.
 
-``ctx`` is the turn's :class:`~hub.graph.state.TurnContext` (LangGraph's runtime context):
-the engines, store, conversation, home, settings, fixed answers, timers and clock; nothing
-else is reachable from here. Guarded bodies (the ones that run an engine) also get the
-``cancel`` event set when their time is up: ``body(state, ctx, cancel)``. They raise
-:class:`~hub.errors.HubError` on failure; :func:`hub.graph.guard.guarded` turns that into
-routed state. Bodies without an engine (fingerprint, respond, the fallback levels) never fail.
-The nodes that make the answer's audio are in :mod:`hub.graph.synthesis`.
+``ctx`` is the turn's :class:`~hub.graph.state.TurnContext` (LangGraph's runtime context): the
+engines, store, conversation, home, settings, fixed answers, timers and clock; nothing else is
+reachable from here. Guarded bodies (the ones that run an engine) also get the ``cancel`` event
+set when their time is up (``body(state, ctx, cancel)``) and raise :class:`~hub.errors.HubError`
+on failure, which :func:`hub.graph.guard.guarded` routes. Bodies without an engine
+(fingerprint, respond, the fallback levels) never fail; the audio is :mod:`hub.graph.synthesis`.
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ from hub.errors import TimeoutError_
 from hub.facts.answers import honest_answer
 from hub.facts.changing import OUT_OF_DATE, asks_changing
 from hub.facts.claims import made_up
-from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_UNDERSTOOD
+from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_SAVED, NOT_UNDERSTOOD
 from hub.graph.confirmation import (
     NOTHING_TO_CANCEL,
     confirmation_answer,
@@ -286,6 +285,7 @@ def confirm(state: TurnState, ctx: TurnContext) -> dict:
 def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
     actor, devices, now = ctx.engines.actor(), ctx.engines.devices(), ctx.clock.monotonic
+    unsaved = getattr(ctx.store, "unsaved_writes", 0)  # a change the store cannot take: said
     outcomes = [
         actor.execute(in_area(m, ctx.conversation.area), idempotency_key=f"{state['turn_id']}:{i}")
         for i, m in enumerate(state["matches"])
@@ -302,6 +302,8 @@ def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     record_turn(ctx.conversation, ctx.home, state["matches"], outcomes)  # what "it" means
     first = state["matches"][0]
     response = join_sentences(o.response for o in outcomes)
+    if getattr(ctx.store, "unsaved_writes", 0) > unsaved:
+        response = join_sentences([response, NOT_SAVED])
     done = all(o.ok for o in outcomes) and all_sent(sent)
     update = {
         "outcomes": outcomes,
