@@ -19,6 +19,7 @@ from hub.act.alert_ring import missed_notice
 from hub.act.honest import miss_update, misses_of, nothing_to_stop, several_update
 from hub.act.responses import sentence
 from hub.act.timing import in_area  # a timer set in a room rings in that room
+from hub.asr.numbers import has_number
 from hub.devices.queued import all_sent, queued_update
 from hub.errors import TimeoutError_
 from hub.facts.answers import honest_answer
@@ -69,13 +70,16 @@ def fingerprint(state: TurnState, ctx: TurnContext) -> dict:
     if samples is None or len(samples) == 0 or state.get("silent"):
         return pending
 
-    update = recall(ctx.store, ctx.fingerprint_key, ctx.settings.store, samples)
+    update = recall(  # a number: from the same audio only, never from a similar utterance
+        ctx.store, ctx.fingerprint_key, ctx.settings.store, samples, lambda t: not has_number(t)
+    )
     ctx.fingerprint = update.pop("fingerprint", None)  # arrays: the turn's, not the state's
     return {**update, **pending}
 
 
 def cached_transcript(state: TurnState, ctx: TurnContext) -> dict:
-    """L1 when ASR failed: the transcript of the most similar utterance heard before."""
+    """L1 when ASR failed: the transcript of the most similar utterance heard before; one
+    with a number is asked back (``unsure``): a similar utterance may have said another."""
     found = state.get("l1")
     if not found or not found.get("transcript"):
         return {}
@@ -83,6 +87,7 @@ def cached_transcript(state: TurnState, ctx: TurnContext) -> dict:
         "transcript": found["transcript"],
         "alternatives": found["alternatives"] or [found["transcript"]],
         "cache_hit": True,
+        "unsure": has_number(found["transcript"]),
         "fallback_level": max(state.get("fallback_level", 0), 1),
     }
 
