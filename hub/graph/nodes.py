@@ -5,7 +5,8 @@ engines, store, conversation, home, settings, fixed answers, timers and clock; n
 reachable from here. Guarded bodies (the ones that run an engine) also get the ``cancel`` event
 set when their time is up (``body(state, ctx, cancel)``) and raise :class:`~hub.errors.HubError`
 on failure, which :func:`hub.graph.guard.guarded` routes. Bodies without an engine
-(fingerprint, respond, the fallback levels) never fail; the audio is :mod:`hub.graph.synthesis`.
+(respond, the fallback levels) never fail. The input nodes are in :mod:`hub.graph.intake`,
+the audio ones in :mod:`hub.graph.synthesis`.
 """
 
 from __future__ import annotations
@@ -42,51 +43,12 @@ from hub.intents.reference import resolve_reference
 from hub.llm.guard import Refusal, delayed, mentioned, to_match
 from hub.llm.markup import clean_answer
 from hub.llm.parse import Rejection, Vocabulary, check_output
-from hub.store.recall import recall, remember
+from hub.store.recall import remember
 
 log = logging.getLogger("hub.graph")
 
 
-# -- input ------------------------------------------------------------------------------------
-def fingerprint(state: TurnState, ctx: TurnContext) -> dict:
-    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1).
-
-    A question asked in the previous turn ("Do you want me to ...?") is taken here: only this
-    turn may answer it, so silence or a failed recognition cancels it too.
-    """
-    taken = ctx.conversation.take_confirmation()
-    if taken is not None and not isinstance(taken, (tuple, list)):
-        taken = (taken,)  # one match asked about
-    pending = {
-        "pending": tuple(taken) if taken else None,
-        "asked": ctx.conversation.take_slot(),
-    }  # "Which area do you mean?"
-    typed = state.get("text")
-    if typed is not None:
-        text = typed.strip()
-        return {"transcript": text, "alternatives": [text], **pending}
-    samples = ctx.samples
-    if samples is None or len(samples) == 0 or state.get("silent"):
-        return pending
-
-    update = recall(ctx.store, ctx.fingerprint_key, ctx.settings.store, samples)
-    ctx.fingerprint = update.pop("fingerprint", None)  # arrays: the turn's, not the state's
-    return {**update, **pending}
-
-
-def cached_transcript(state: TurnState, ctx: TurnContext) -> dict:
-    """L1 when ASR failed: the transcript of the most similar utterance heard before."""
-    found = state.get("l1")
-    if not found or not found.get("transcript"):
-        return {}
-    return {
-        "transcript": found["transcript"],
-        "alternatives": found["alternatives"] or [found["transcript"]],
-        "cache_hit": True,
-        "fallback_level": max(state.get("fallback_level", 0), 1),
-    }
-
-
+# -- recognition ------------------------------------------------------------------------------
 def asr(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     """Recognize the utterance; keep every segment said before a pause (BC-07)."""
     engine = ctx.engines.asr()
