@@ -142,7 +142,7 @@ def second_pass(
         log.warning("second pass failed: %s", exc.message)
         return Decision(first, {**trace, "outcome": "failed"}, error=exc)
     trace.update(_figures(heard))
-    reason = ev.rejection(heard, found, min_speech_ms)
+    reason = ev.rejection(heard, found, _needed(why, min_speech_ms))
     if reason is not None:
         log.info("second pass text %r dropped (%s)", heard.text, reason)
         return Decision(first, {**trace, "outcome": "dropped", "rejected_reason": reason})
@@ -163,7 +163,7 @@ def _gate(
         return Decision(first, {})
     found = ev.measure(samples)
     trace = {"why": why, "speech_ms": found.speech_ms, "dbfs": found.dbfs}
-    if found.speech_ms < min_speech_ms or found.dbfs < ev.MIN_DBFS:
+    if found.speech_ms < _needed(why, min_speech_ms) or found.dbfs < ev.MIN_DBFS:
         return Decision(first, {**trace, "outcome": "dropped", "rejected_reason": "no_speech"})
     if getattr(engine, "stopping", False):  # a timed-out decode still holds the model
         log.info("second pass skipped: the last decode is still stopping")
@@ -181,6 +181,17 @@ def _gate(
             },
         )
     return why, found, trace
+
+
+def _needed(why: str, min_speech_ms: int) -> int:
+    """The VAD's speech (ms) the second pass needs: ``min_speech_ms`` for speech the grammar
+    rejected (it may be noise: Whisper writes text over it, BC-37); none for an unsure
+    command, which the grammar heard as one of its sentences (its doubt is a word, not
+    whether anyone spoke; microVAD found 0-290 ms in short live commands at -18 dBFS, so
+    they were asked back unheard). The level (:data:`hub.asr.evidence.MIN_DBFS`) and
+    Whisper's own no-speech and confidence checks still apply; a reading the rules do not
+    share is asked back, never done."""
+    return 0 if why == "unsure" else min_speech_ms
 
 
 def _no_time(why: str, left: float, expected: float) -> bool:
