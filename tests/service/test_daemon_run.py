@@ -82,7 +82,10 @@ def test_start_turn_and_stop_cleanly(server, tmp_path, signum):
         feeder.say(wake_and(command("set Kitchen brightness to 100 percent")))
         trace = daemon.turn(60)
         assert trace is not None, daemon.stderr[-20:]
-        assert trace["intent"] == "HassLightSet" and trace["status"] == "ok"
+        assert trace["intent"] == "HassLightSet" and trace["acted"], trace
+        # degraded only by time (a node over its budget on a loaded machine: CI, load 5)
+        late = {e["kind"] for e in trace.get("errors") or ()} <= {"timeout"}
+        assert trace["status"] == "ok" or (trace["status"] == "degraded" and late), trace
         time.sleep(1.5)  # the answer is playing or just played
         code = daemon.stop(signum)
     finally:
