@@ -59,6 +59,7 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "status": _status(final),
         "breakers": list(final.get("breakers") or []),
         "acted": any(outcome.actions for outcome in final.get("outcomes") or ()),
+        "asked_back": bool(final.get("asked_back")),
         **({"second_pass": final["second_pass"]} if final.get("second_pass") else {}),
     }
 
@@ -79,6 +80,7 @@ def bad_input_trace(file: str | None, message: str) -> dict:
         "status": "bad_input",
         "breakers": [],
         "acted": False,
+        "asked_back": False,
     }
 
 

@@ -73,7 +73,8 @@ class Decision:
 
     transcript: Transcript
     trace: dict
-    """``{}`` when it did not run; else ``why`` (rejected/unsure), ``outcome`` (used, agree,
+    """``{}`` when it did not run; else ``why`` (rejected/unsure), ``first`` (the grammar's
+    reading; "" when it rejected the speech), ``outcome`` (used, agree,
     disagree, unread: both heard the same words and the rules read neither, dropped,
     failed), ``asked`` (the reading asked back, when unsure is kept), ``number_margin`` (an
     agreed -teen/-ty number's lead over its partner, ln x 1000), ``text``,
@@ -162,7 +163,7 @@ def _gate(
     if why is None or samples is None or len(samples) == 0:
         return Decision(first, {})
     found = ev.measure(samples)
-    trace = {"why": why, "speech_ms": found.speech_ms, "dbfs": found.dbfs}
+    trace = {"why": why, "first": first.text, "speech_ms": found.speech_ms, "dbfs": found.dbfs}
     if found.speech_ms < _needed(why, min_speech_ms) or found.dbfs < ev.MIN_DBFS:
         return Decision(first, {**trace, "outcome": "dropped", "rejected_reason": "no_speech"})
     if getattr(engine, "stopping", False):  # a timed-out decode still holds the model

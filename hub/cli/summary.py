@@ -40,7 +40,9 @@ def summary_line(traces: list[dict]) -> str:
 
 
 def score_lines(rules, traces: list[dict], sentences: dict[str, str | None]) -> list[str]:
-    """Accuracy lines: ``accuracy: 12/15 (80%) ...`` then one ``miss:`` line per wrong file.
+    """Accuracy lines: ``accuracy: 12/15 (80%) ...; 2 asked back before acting`` (a yes/no
+    asked first: a sensitive device, or the recognizers unsure; right when its intent and
+    slots are) then one ``miss:`` line per wrong file.
 
     ``sentences`` maps each trace's file to what was said (None: not scored, e.g. a file
     missing from ``--expect``); the expected intent is what the rules give for the sentence.
@@ -61,9 +63,11 @@ def score_lines(rules, traces: list[dict], sentences: dict[str, str | None]) -> 
             )
     ok = len(scored) - len(misses)
     pct = 100 * ok / len(scored) if scored else 0.0
+    asked = sum(1 for t, _ in scored if t.get("asked_back"))
     head = (
         f"accuracy: {ok}/{len(scored)} ({pct:.0f}%) right intent and slots "
-        f"(the rules' reading of what was said; oov_* files: right when nothing is done)"
+        f"(the rules' reading of what was said; oov_* files: right when nothing is done); "
+        f"{asked} asked back before acting"
     )
     unscored = len(traces) - len(scored)
     return [head + (f"; {unscored} not scored" if unscored else "")] + misses

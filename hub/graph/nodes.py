@@ -236,6 +236,7 @@ def confirm(state: TurnState, ctx: TurnContext) -> dict:
     first = matches[0]
     return {
         "response": question(ctx.home, matches),
+        "asked_back": True,
         "matches": [],
         "source": state.get("source") or first.source,
         "intent": first.intent,

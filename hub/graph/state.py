@@ -109,6 +109,7 @@ class Understanding(TypedDict, total=False):
     pending: tuple[IntentMatch, ...] | None  # what the previous turn asked about
     asked: SlotQuestion | None  # the slot the previous turn asked for ("Which area?")
     confirmed: bool  # the matches were confirmed by a yes: act without asking
+    asked_back: bool  # this turn asked a yes/no before acting (the trace's ``asked_back``)
     llm: LlmIntent | None
     source: str | None  # who understood it: "rules", "llm", "faq", "fallback"
     intent: str | None

@@ -164,9 +164,11 @@ def test_llm_path_is_asked_back_too():
     hub = hub_with(llm=llm)
     asked = hub.turn_text("could you let me in through the front door")
     assert asked["response"] == "Do you want me to unlock the Front Door?"
+    assert asked["asked_back"] and not asked["acted"]
     assert hub.fake_devices.published == []
-    hub.turn_text("sure")
+    done = hub.turn_text("sure")
     assert hub.fake_devices.published == [("Front Door", "unlock")]
+    assert done["acted"] and not done["asked_back"]
 
 
 @pytest.mark.parametrize(

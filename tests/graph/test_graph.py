@@ -23,6 +23,7 @@ TRACE_KEYS = {
     "response",
     "audio",
     "fallback_level",
+    "asked_back",
     "errors",
     "timings_ms",
     "status",

@@ -125,3 +125,18 @@ def test_help_says_how_oov_files_are_scored(command, capsys):
         build_parser().parse_args([command, "--help"])
     said = " ".join(capsys.readouterr().out.split())
     assert "oov_* is speech that is no command for this home: right when nothing is done" in said
+
+
+def test_newuser_score_says_how_many_right_files_were_asked_back_before_acting(hub):
+    """The new user's finding: "turn off all of the lights in the Office" was asked back (the
+    recognizers heard "on" and "off") yet scored only as right; the accuracy line now counts
+    the files asked back apart, and the trace names the grammar's first reading."""
+    said = "turn off all of the lights in the Office"
+    asked = {
+        **trace("HassTurnOff", {"area": "Office", "domain": "light"}, name=f"{said}.wav"),
+        "asked_back": True,
+    }
+    done = trace("HassTurnOn", {"name": "TV"}, acted=True, name="turn on the TV.wav")
+    sentences = {t["file"]: Path(t["file"]).stem for t in (asked, done)}
+    (head,) = score_lines(hub.engines.rules(), [asked, done], sentences)
+    assert head.startswith("accuracy: 2/2 (100%)") and head.endswith("; 1 asked back before acting")
