@@ -16,6 +16,7 @@ import typing
 
 from hub.config.home import domains
 from hub.config.satellites import EXAMPLE, SatelliteSettings
+from hub.errors import ConfigError
 from hub.settings import SAMPLE_HOME, SECTIONS, config_path, load_settings
 
 HEADER = """\
@@ -36,12 +37,15 @@ def add_parsers(sub, *, common, inject, store) -> None:
         "config",
         help="print an example hub.toml, or check one",
         description="`hub config example` prints a fully commented hub.toml "
-        "with every key and its default; `hub config check` reads the config "
-        "(--config, $HUB_CONFIG, /etc/hub/hub.toml) and reports its first "
+        "with every key and its default; `hub config check [FILE]` reads FILE "
+        "(or --config, $HUB_CONFIG, /etc/hub/hub.toml) and reports its first "
         "problem with the key's path.",
     )
     common(p)
     p.add_argument("action", choices=("example", "check"), help="example or check")
+    p.add_argument(
+        "file", nargs="?", metavar="FILE", help="check: the config to read (as --config FILE)"
+    )
     p.set_defaults(func=run_config)
 
 
@@ -133,8 +137,14 @@ def _satellite_lines() -> list[str]:
 def run_config(args) -> int:
     """``hub config example`` (0) or ``hub config check`` (0 ok; 2 with one line on stderr)."""
     if args.action == "example":
+        if args.file is not None:
+            raise ConfigError(f"config example takes no FILE (got {args.file!r})")
         sys.stdout.write(example())
         return 0
+    if args.file is not None:
+        if args.config is not None and args.config != args.file:
+            raise ConfigError(f"two configs given: {args.config!r} and {args.file!r}")
+        args.config = args.file
 
     load_settings(args.config)  # a ConfigError becomes one line and exit 2 in main()
     print(f"hub: config: {config_path(args.config) or 'built-in defaults'}: ok", file=sys.stderr)

@@ -135,6 +135,18 @@ def _values_joined(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
     return out
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, but an unknown option is reported by its subcommand's
+    parser (``hub replay: error: unrecognized arguments: --bogus`` under ``hub replay``'s
+    usage; argparse's own says ``hub``'s). Exits 2 on a usage error, as argparse does."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        owner = subparsers.choices.get(args.command, parser)
+        owner.error(f"unrecognized arguments: {' '.join(extra)} (see {owner.prog} --help)")
+    return args
+
+
 def _setup_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(
@@ -166,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     timer threads, then stores (WAL checkpointed, row counts recorded beside them: BC-33).
     """
     parser = build_parser()
-    args = parser.parse_args(_values_joined(parser, sys.argv[1:] if argv is None else argv))
+    args = _parse(parser, _values_joined(parser, sys.argv[1:] if argv is None else argv))
     _setup_logging(getattr(args, "verbose", 0))
     previous = _on_sigterm(_raise_terminated)  # the daemons install their own while they serve
     try:

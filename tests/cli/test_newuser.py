@@ -290,3 +290,32 @@ def test_prompt_cache_is_ready_after_warming_and_not_before(tmp_path, monkeypatc
     cold.warm()
     assert cold.cache_ready()
     assert make_llama_engine(settings.llm, settings.home, intents, warm=False).cache_ready()
+
+
+@pytest.mark.parametrize("argv", [["replay", "--bogus", "x.wav"], ["ask", "--bogus", "hi"]])
+def test_newuser_an_unknown_option_is_named_by_its_subcommand(argv, capsys):
+    """The new user's finding: ``hub replay --bogus`` printed ``hub``'s top-level usage; the
+    subcommand's usage and one error line naming it and its --help, exit 2."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert stop.value.code == 2
+    assert err[0].startswith(f"usage: hub {argv[0]} ")
+    assert err[-1] == (
+        f"hub {argv[0]}: error: unrecognized arguments: --bogus (see hub {argv[0]} --help)"
+    )
+
+
+def test_newuser_config_check_takes_the_file_as_its_argument(tmp_path, capsys, monkeypatch):
+    """The new user's finding: ``hub config check hub.toml`` was refused (only ``--config
+    FILE`` worked); now FILE is checked, a broken one in one line with exit 2."""
+    monkeypatch.setenv("HUB_CONFIG", "")
+    good = tmp_path / "hub.toml"
+    good.write_text("[asr]\nmax_utterance_s = 8.0\n", encoding="utf-8")
+    assert main(["config", "check", str(good)]) == 0
+    assert capsys.readouterr().err.strip() == f"hub: config: {good}: ok"
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[asr]\nmax_utterance_s = 'long'\n", encoding="utf-8")
+    assert main(["config", "check", str(bad)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"hub: config: {bad}: asr.max_utterance_s")
