@@ -29,6 +29,8 @@ if [ "$fast" = 0 ]; then
         mosquitto -d -c "$conf"
         for _ in $(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/1883) 2>/dev/null && break; sleep 0.1; done
     fi
+    # this checkout's own sound server: two checkouts' suites never share one FIFO microphone
+    export HUB_TEST_AUDIO_DIR="${HUB_TEST_AUDIO_DIR:-/tmp/hub-test-audio-$(pwd | cksum | cut -d' ' -f1)}"
     audio_env="$(scripts/start-test-audio.sh)"  # an assignment, so a failure stops here
     eval "$audio_env"
     pactl list short sources >&2
