@@ -92,7 +92,13 @@ def _add_ask(sub, shared) -> None:
         "utterance: one line on stderr, skipped, and the exit code is 2.",
     )
     shared(p)
-    p.add_argument("text", metavar="TEXT|-", help="what was said, or - for stdin lines")
+    p.add_argument(
+        "text",
+        metavar="TEXT",
+        nargs="+",
+        type=str,
+        help="what was said (quoted or not: the words are joined), or - for stdin lines",
+    )
     p.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     p.add_argument(
         "--out",
@@ -221,7 +227,9 @@ def _stdin_lines():
 
 
 def run_ask(args) -> int:
-    """``hub ask``: one utterance, or one per stdin line with ``-``."""
+    """``hub ask``: one utterance (TEXT's words joined), or one per stdin line with ``-``."""
+    if isinstance(args.text, list):
+        args.text = " ".join(args.text)
     from hub.act import timer_out  # lazy: hub --help loads no engine part (act, audio)
 
     hub = make_hub(args, "ask", speak=bool(args.out))

@@ -17,7 +17,9 @@ def add_parsers(sub, *, common, inject, store) -> None:
         "(normalized: numbers, times, units). '--out -' streams to stdout.",
     )
     common(p)
-    p.add_argument("text", metavar="TEXT", help="what to say")
+    p.add_argument(
+        "text", metavar="TEXT", nargs="+", help="what to say (quoted or not: words are joined)"
+    )
     p.add_argument("--out", metavar="FILE.wav", required=True, help="output wav, or - for stdout")
     p.set_defaults(func=run_say)
 
@@ -25,6 +27,8 @@ def add_parsers(sub, *, common, inject, store) -> None:
 def run_say(args) -> int:
     """Write the speech of ``args.text`` to ``args.out``: 0 on success; 2 (one line on stderr,
     nothing written) when TEXT has nothing to say or the voice is missing or unloadable."""
+    if isinstance(args.text, list):
+        args.text = " ".join(args.text)
     # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.audio.wav import write_wav
 

@@ -319,3 +319,12 @@ def test_newuser_config_check_takes_the_file_as_its_argument(tmp_path, capsys, m
     assert main(["config", "check", str(bad)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"hub: config: {bad}: asr.max_utterance_s")
+
+
+def test_newuser_ask_takes_the_words_unquoted(capsys, monkeypatch):
+    """``hub ask turn on the kitchen light`` (no quotes) was refused as "unrecognized
+    arguments: on the kitchen light"; the words are joined, as typed."""
+    monkeypatch.setenv("HUB_CONFIG", "")
+    args = ["ask", "--no-llm", "--store", ":memory:"]
+    assert main([*args, "turn", "on", "the", "kitchen", "light"]) == 0
+    assert capsys.readouterr().out.strip() == "Turned on the light."
