@@ -56,7 +56,9 @@ async def _serve(hub) -> int:
         loop.add_signal_handler(signum, lambda s=signum: (got.append(s), stop.set()))
     hub.events.start()
     try:
-        await serve_satellites(build(hub), stop, ready=lambda: notify("READY=1"))
+        await serve_satellites(
+            build(hub), stop, ready=lambda: notify("READY=1"), announce_timers=True
+        )
     finally:
         hub.events.close()
     if got:  # as `hub run` says it (INFO)

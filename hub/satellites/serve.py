@@ -67,10 +67,20 @@ def build(host: SatelliteHost, *, clock=None, make_endpointer=None, make_wake=No
     return turns
 
 
-async def serve_satellites(turns, stop: asyncio.Event, ready=None) -> None:
-    """Serve every link of ``turns`` until ``stop`` is set; timers ring on their satellites."""
+async def serve_satellites(
+    turns, stop: asyncio.Event, ready=None, announce_timers: bool = False
+) -> None:
+    """Serve every link of ``turns`` until ``stop`` is set; timers ring on their satellites.
+    ``announce_timers``: also write each finished timer's ``timer_finished`` line to
+    ``turns.lines`` (``hub serve``; in ``hub run`` the daemon writes it)."""
     loop = asyncio.get_running_loop()
-    callback = turns.host.events.on_timer_finished(lambda alert: turns.ring(alert, loop))
+
+    def ring(alert) -> None:
+        turns.ring(alert, loop)
+        if announce_timers and not alert.repeat:
+            turns.lines(alert.to_json(None))
+
+    callback = turns.host.events.on_timer_finished(ring)
     tasks = [
         asyncio.create_task(link.run(stop), name=f"satellite {link.sat.name}")
         for link in turns.links

@@ -309,3 +309,54 @@ def test_announcement_names_its_area_and_timer_takes_the_rooms_area():
     assert timer.slots["area"] == "Office" and "area" in timer.context_slots
     named = IntentMatch("HassStartTimer", {"minutes": 5, "area": "Kitchen"}, "")
     assert in_area(named, "Office").slots["area"] == "Kitchen"
+
+
+@pytest.mark.parametrize("announce", [True, False], ids=["hub serve", "hub run"])
+def test_hub_serve_prints_a_finished_timers_line(announce):
+    """``hub serve`` printed no ``timer_finished`` line when a satellite's timer rang (``hub
+    run``'s daemon writes it there; found by the breaker): with ``announce_timers`` it writes
+    one, once per ring (not for its repeats), beside ringing on the satellite."""
+    from types import SimpleNamespace
+
+    from hub.satellites.serve import serve_satellites
+
+    written: list[dict] = []
+
+    async def main():
+        hub = StubHub()
+        turns = SatelliteTurns(
+            hub, ThreadPoolExecutor(4), lambda: CountingEndpointer(8000), lines=written.append
+        )
+        sat = FakeSatellite()
+        uri = await sat.start()
+        turns.links = [
+            SatelliteLink(
+                SatelliteSettings(uri=uri, name="sat0", area="Office"),
+                turns,
+                WakeClaims(lambda: 0.0),
+                rng=random.Random(1),
+            )
+        ]
+        stop = asyncio.Event()
+        serving = asyncio.create_task(serve_satellites(turns, stop, announce_timers=announce))
+        while not _connected(turns):
+            await asyncio.sleep(0.02)
+        (ring,) = hub.events._finished
+        for repeat in (0, 1):
+            alert = SimpleNamespace(
+                timer=SimpleNamespace(area="Office"),
+                pcm=b"\x03\x00" * 2000,
+                rate=22050,
+                text="Your 5 minute timer is done.",
+                repeat=repeat,
+                to_json=lambda audio: {"event": "timer_finished", "audio": audio},
+            )
+            ring(alert)
+        await sat.wait_for(lambda: "audio-stop" in sat.types())
+        stop.set()
+        await serving
+        return sat
+
+    sat = asyncio.run(main())
+    assert "audio-stop" in sat.types()  # it rang on the satellite either way
+    assert written == ([{"event": "timer_finished", "audio": None}] if announce else [])
