@@ -119,6 +119,40 @@ def _voice_line(settings) -> str:
     return f"missing: {', '.join(missing)}" if missing else str(model)
 
 
+def _wake_line(settings) -> str:
+    """The wake word model and whether it loads (``[wake] model``, ``stop_model``)."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
+    from hub.wake.detector import BUILTINS, WakeWord
+
+    wake = settings.wake
+    if not wake.enabled:
+        return "off ([wake] enabled = false: hub run listens for commands without one)"
+    names = [wake.model] + ([wake.stop_model] if wake.stop_model else [])
+    for name in names:
+        WakeWord(name)  # raises ConfigError naming the key when it cannot load
+    kind = "built-in" if wake.model in BUILTINS else "file"
+    stop = f"; stop model {wake.stop_model}" if wake.stop_model else ""
+    return f"{wake.model} (microWakeWord, {kind}; loads){stop}"
+
+
+def _second_pass_line(settings) -> str:
+    """The second recognizer (Whisper tiny.en): on or off, its model, when it is in memory."""
+    # lazy: hub --help imports every command's module; this loads only when the command runs
+    from pathlib import Path
+
+    from hub.asr.whisper_engine import packaged_model_path
+
+    asr = settings.asr
+    if not asr.second_pass:
+        return "off ([asr] second_pass = false: what the grammar rejects is not heard again)"
+    path = Path(asr.whisper_model).expanduser() if asr.whisper_model else packaged_model_path()
+    if not (path / "model.bin").is_file():
+        return f"missing: no model.bin in {path}"
+    keep = asr.whisper_keep_loaded_s
+    when = "always loaded" if keep < 0 else f"loaded at the wake word, freed {keep:g} s after use"
+    return f"Whisper {path} ({when}; [asr] whisper_keep_loaded_s)"
+
+
 def _asr_choice(settings) -> str:
     # lazy: hub --help imports every command's module; this loads only when the command runs
     from hub.asr import installed_vosk_model
@@ -209,6 +243,8 @@ def doctor_report(settings, store) -> dict:
             ("asr.engine", f"{settings.asr.engine} (uses {_asr_choice(settings)})"),
             ("vosk", "installed" if _found("vosk") else "missing"),
             ("pocketsphinx", "installed" if _found("pocketsphinx") else "missing"),
+            _check("asr second pass", lambda: _second_pass_line(settings)),
+            _check("wake word", lambda: _wake_line(settings)),
             ("piper", "installed" if _found("piper") else "missing"),
             (
                 "llama_cpp",
