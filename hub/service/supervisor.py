@@ -236,9 +236,11 @@ class Supervisor:
             self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
-            if self.stopper is not None and stop_armed(self.hub, self.speaker):
-                self.stopper.push(block)
+            if self.stopper is not None:
+                self.stopper.hear(block, armed=stop_armed(self.hub, self.speaker))
             return None
+        if self.stopper is not None:
+            self.stopper.reset()  # a capture is open: the stop listener hears nothing of it
         ended = endpointer.push(block)
         if self._held is not None:
             going_on = self._held_step(self._held, block, endpointer, read_at, ended)
@@ -301,9 +303,9 @@ class Supervisor:
         if self.gate.is_echo():
             self.echoes_ignored += 1
             log.info(
-                "wake/stop word in the hub's own playback ignored (%d so far; coupling %s)",
+                "wake/stop word in the hub's own playback ignored (%d so far; %s)",
                 self.echoes_ignored,
-                self.gate.coupling,
+                self.gate.detail(),
             )
             return False
         if woke and not self.claim(at):

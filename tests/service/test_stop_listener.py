@@ -10,12 +10,12 @@ from hub.audio.endpoint import Endpointer
 from hub.service.stopword import StopListener
 
 from fakes import wait_for
-from live_audio import silence, synth
+from live_audio import blocks, silence, speech_extent, synth
 
 pytestmark = pytest.mark.models  # Piper makes the audio
 
 
-def listen(audio: np.ndarray, recognize, is_echo=lambda: False) -> list[str]:
+def listen(audio: np.ndarray, recognize, is_echo=lambda span_s: False) -> list[str]:
     """The stop phrases called back for ``audio``, once every utterance taken is decided."""
     stopped: list[str] = []
     held, released = [], []
@@ -55,8 +55,46 @@ def test_speech_that_is_not_a_stop_word_calls_nothing():
 def test_the_hubs_own_voice_is_not_decoded():
     calls = []
     audio = np.concatenate([silence(1.0), synth("stop"), silence(0.6)])
-    assert listen(audio, lambda s: calls.append(s) or "stop", is_echo=lambda: True) == []
+    assert listen(audio, lambda s: calls.append(s) or "stop", is_echo=lambda span_s: True) == []
     assert calls == []
+
+
+def test_issue18_the_echo_check_judges_the_utterances_whole_span():
+    """The echo check is asked about the utterance the listener cut, from its pre-roll to its
+    end (not the last window heard): the span handed over is the decoded audio's length."""
+    spans, decoded = [], []
+    audio = np.concatenate([silence(1.0), synth("that is enough"), silence(0.6)])
+    listen(
+        audio,
+        lambda s: decoded.append(len(s)) or None,
+        is_echo=lambda span_s: spans.append(span_s) or False,
+    )
+    assert len(spans) == 1 and spans[0] > len(synth("that is enough")) / 16000 - 0.2
+    assert decoded == [round(spans[0] * 16000)]
+
+
+def test_issue18_an_utterance_cut_off_by_the_end_of_playback_is_forgotten():
+    """Playback ended (the listener is disarmed) while an utterance of the hub's own voice
+    was still being cut: it is forgotten, not ended by the silence at the next playback's
+    start (its audio and the span the echo check judges would be seconds apart)."""
+    held: list[bool] = []
+    listener = StopListener(
+        lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
+        lambda samples: None,
+        lambda text: None,
+        hold=lambda: held.append(True),  # called before any decode starts
+    )
+    speech = np.concatenate([silence(0.5), synth("stop the alarm")])
+    speech = speech[: speech_extent(speech)[1]]  # heard up to its last loud frame
+    for block in blocks(speech):
+        listener.hear(block, armed=True)
+    listener.hear(silence(0.05), armed=False)  # playback ended
+    for block in blocks(silence(1.0)):  # the next playback begins with a second of silence
+        listener.hear(block, armed=True)
+    assert held == []
+    for block in blocks(np.concatenate([speech, silence(0.5)])):  # armed, a whole utterance
+        listener.hear(block, armed=True)
+    assert held == [True]
 
 
 def test_playback_is_held_while_deciding_and_released_when_it_was_not_a_stop_word():

@@ -231,6 +231,10 @@ class Pushed:
     def push(self, block):
         self.blocks += 1
 
+    def hear(self, block, armed):
+        if armed:
+            self.push(block)
+
     def reset(self):
         pass
 
