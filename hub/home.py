@@ -174,12 +174,19 @@ class Home:
         return found
 
     def called(self, name: str) -> tuple[Entity, ...]:
-        """Every entity keyed or called ``name`` (any case): one, or several same-named ones
-        in different areas ("Ceiling Light" in the Kitchen and in the Office)."""
+        """Every entity keyed or called ``name`` (any case): one, or several in different
+        areas that share it as a name or an alias ("Ceiling Light" in the Kitchen and in the
+        Office; "Big Light", one's name and another's alias), as Home Assistant matches a
+        name and an alias alike."""
         key = str(name).casefold()
-        if key in self._by_key:
+        said = tuple(self._by_said.get(key, ()))
+        if len(said) < 2 and key in self._by_key:
             return (self._by_key[key],)
-        return tuple(self._by_said.get(key, ()))
+        return said
+
+    def shared(self, name: str) -> bool:
+        """True when ``name`` (a name or an alias, any case) is said for several entities."""
+        return len(self._by_said.get(str(name).casefold(), ())) > 1
 
     def canonical_area(self, name: str | None) -> str | None:
         """The area's name as configured (any case in; an alias gives its area), or None."""

@@ -51,7 +51,7 @@ class AudioSettings:
     """Input device name (a substring of PortAudio's name); empty: the system default."""
     output_device: str = ""
     """Output device name (a substring of PortAudio's name); empty: the system default."""
-    device_wait_s: Annotated[float, Field(ge=0)] = 120.0
+    device_wait_s: Annotated[float, Field(ge=0, le=86400)] = 120.0
     """How long ``hub run`` waits for a missing device before exiting with code 4."""
 
 
@@ -87,7 +87,7 @@ class LlmSettings:
     """An answer is spoken only while the local model's mean top-token log-probability is at least
     this (``-0.5`` ≈ 60 % per token); below it the hub says it is not sure instead of guessing
     (BENCHMARKS.md, "LLM answers"). ``-100``: never withheld; not applied to ``url``."""
-    budget_s: Annotated[float, Field(ge=0.1)] = 6.0
+    budget_s: Annotated[float, Field(ge=0.1, le=600)] = 6.0
     """Time the LLM path may spend in a turn, its one retry included."""
     keep_loaded_s: Annotated[float, Field(le=31_536_000, allow_inf_nan=False)] = 120.0
     """Seconds the local model stays in memory after its last use (like Ollama's ``keep_alive``);
@@ -95,7 +95,7 @@ class LlmSettings:
     with an open-vocabulary recognizer a voice turn starts that while it runs). ``0``: freed after
     each LLM call; negative (e.g. ``-1``): always loaded. ``hub run`` and ``hub wyoming`` build the
     prompt cache at start, then free the model until the first question."""
-    timeout_s: Annotated[float, Field(gt=0)] = 5.0
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 5.0
     """Remote server: longest wait for the connection or for one read of the stream, seconds."""
     remote_model: str = ""
     """Remote server: the ``model`` field of each request (Ollama needs it); empty: omitted."""
@@ -107,9 +107,9 @@ class TtsSettings:
 
     voice: str = ""
     """Piper ``.onnx`` path (its ``.onnx.json`` beside it); empty: en_US-joe-medium."""
-    max_chars: Annotated[int, Field(ge=1)] = 600
+    max_chars: Annotated[int, Field(ge=1, le=100_000)] = 600
     """Longest text spoken in one answer; longer text is cut at a sentence and announced."""
-    chunk_chars: Annotated[int, Field(ge=10)] = 200
+    chunk_chars: Annotated[int, Field(ge=10, le=10_000)] = 200
     """Longest piece synthesized at once; split at punctuation, else at a word."""
     threads: Annotated[int, Field(ge=0, le=64)] = 1
     """Piper's ONNX threads; 1 runs on the calling thread (measured faster on 2 busy cores);
@@ -129,7 +129,7 @@ class WakeSettings:
     """Listen for the wake word before each turn (``hub run``)."""
     model: str = "okay_nabu"
     """A built-in name (okay_nabu, hey_jarvis, hey_mycroft, alexa) or a ``.tflite`` path."""
-    speech_timeout_s: Annotated[float, Field(gt=0)] = 5.0
+    speech_timeout_s: Annotated[float, Field(gt=0, le=600)] = 5.0
     """After the wake word, how long to wait for speech before listening for it again."""
     stop_model: str = ""
     """A second microWakeWord model (built-in name or path) that stops playback; empty: only the
@@ -144,11 +144,15 @@ class WakeSettings:
     (its echo may still reach the microphone)."""
 
 
+MAX_NODE_TIMEOUT_S = 600.0
+"""Largest base timeout of one node (``[resilience] timeouts_s``), like ``deadline_s``."""
+
+
 @dataclass(frozen=True, config=_CONFIG)
 class ResilienceSettings:
     """Deadlines, timeouts, retries, breakers, fallbacks."""
 
-    deadline_s: Annotated[float, Field(ge=0.5)] = 8.0
+    deadline_s: Annotated[float, Field(ge=0.5, le=600)] = 8.0
     """Budget of one turn, from the end of speech to the spoken answer."""
     timeouts_s: dict[str, float] = field(
         default_factory=lambda: {
@@ -165,7 +169,7 @@ class ResilienceSettings:
     """Largest factor by which load and heat may stretch a base timeout."""
     breaker_failures: Annotated[int, Field(ge=1, le=1000)] = 3
     """Consecutive failures that open a circuit breaker."""
-    breaker_cooldown_s: Annotated[float, Field(ge=0)] = 60.0
+    breaker_cooldown_s: Annotated[float, Field(ge=0, le=86400)] = 60.0
     """Seconds an open breaker waits before a half-open probe."""
     faq: str = ""
     """Question/answer TOML file for canned answers; empty: the one that ships."""
@@ -178,9 +182,10 @@ class ResilienceSettings:
         for node, seconds in value.items():
             if node not in NODES:
                 raise ValueError(f"timeouts_s.{node}: unknown node; nodes are {', '.join(NODES)}")
-            if seconds <= 0:
+            if not 0 < seconds <= MAX_NODE_TIMEOUT_S:  # also refuses nan
                 raise ValueError(
-                    f"timeouts_s.{node}: must be a positive number of seconds, got {seconds!r}"
+                    f"timeouts_s.{node}: must be a positive number of seconds, at most "
+                    f"{MAX_NODE_TIMEOUT_S:g}, got {seconds!r}"
                 )
         return value
 
@@ -211,7 +216,7 @@ class WyomingSettings:
     """Announce the server over mDNS (``_wyoming._tcp``) so Home Assistant discovers it."""
     max_turns: Annotated[int, Field(ge=1, le=6)] = 4
     """Conversation turns run at once; more clients wait for a free one."""
-    idle_timeout_s: Annotated[float, Field(ge=1)] = 300.0
+    idle_timeout_s: Annotated[float, Field(ge=1, le=86400)] = 300.0
     """A connection that sends nothing for this long is closed, seconds."""
 
 

@@ -1,6 +1,14 @@
 """Fact questions through the real graph (LLM on), typed and synthesized: the BENCHMARKS.md table.
 
     python scripts/eval_facts.py [--questions tests/data/fact_questions.toml] [--no-audio]
+    python scripts/eval_facts.py --changing [--hub-root DIR] [--no-audio]
+
+``--changing``: the questions of ``hub/bench/data/changing_questions.toml`` (facts that change
+over time, and stable ones) typed through ``hub ask -``, and those marked ``audio = true``
+spoken (Piper -> ``hub replay``: the home's grammar, then the open-vocabulary second pass),
+judged by
+:func:`hub.bench.changing.judge`; ``--hub-root`` runs another checkout's hub (the code before
+a change, e.g. ``git archive main | tar -x -C /tmp/before``) with this one's questions and judge.
 
 Typed: every question through ``hub ask -`` (one process per home, the bundled SmolLM2 on).
 Voice: the questions marked ``audio = true`` synthesized with ``hub say`` (Piper) and run
@@ -24,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hub.bench import changing  # noqa: E402
 from hub.bench.fact_judge import judge  # noqa: E402
 from hub.home import Home  # noqa: E402
 from hub.settings import load_settings  # noqa: E402
@@ -47,9 +56,13 @@ def write_configs(folder: Path) -> dict[str, Path]:
     return {"sample": sample, "bare": bare}
 
 
+HUB_ROOT = [ROOT]
+"""The checkout whose hub the questions run through (``--hub-root``)."""
+
+
 def _env() -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(HUB_ROOT[0]) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 
@@ -61,7 +74,7 @@ def ask_all(questions: list[str], config: Path) -> list[tuple[dict, datetime]]:
         stdout=subprocess.PIPE,
         text=True,
         env=_env(),
-        cwd=ROOT,
+        cwd=HUB_ROOT[0],
     )
     proc.stdin.write("".join(q + "\n" for q in questions))
     proc.stdin.close()
@@ -79,7 +92,7 @@ def replay_all(rows: list[dict], config: Path, folder: Path) -> list[tuple[dict,
             [sys.executable, "-m", "hub", "say", row["q"], "--out", str(wavs / f"{i:02d}.wav")],
             check=True,
             env=_env(),
-            cwd=ROOT,
+            cwd=HUB_ROOT[0],
             stdout=subprocess.DEVNULL,
         )
     proc = subprocess.Popen(
@@ -98,7 +111,7 @@ def replay_all(rows: list[dict], config: Path, folder: Path) -> list[tuple[dict,
         stdout=subprocess.PIPE,
         text=True,
         env=_env(),
-        cwd=ROOT,
+        cwd=HUB_ROOT[0],
     )
     out = [(json.loads(line), datetime.now()) for line in proc.stdout]
     proc.wait()
@@ -121,6 +134,41 @@ def table(name: str, results: list[tuple[dict, dict, str]]) -> str:
     )
 
 
+def changing_main(args) -> int:
+    """The ``--changing`` table (see the module doc)."""
+    rows = changing.rows()
+    label = f"`{HUB_ROOT[0].name}`" if args.hub_root else "this checkout"
+    with tempfile.TemporaryDirectory() as tmp:
+        config = write_configs(Path(tmp))["sample"]
+        typed = ask_all([r["q"] for r in rows], config)
+        results = [
+            (r, changing.judge(t["response"], r)) for r, (t, _) in zip(rows, typed, strict=True)
+        ]
+        spoken_rows = [r for r in rows if r.get("audio")]
+        spoken = []
+        if spoken_rows and not args.no_audio:
+            heard = replay_all(spoken_rows, config, Path(tmp))  # grammar, then Whisper
+            spoken = [
+                (r, changing.judge(t["response"], r))
+                for r, (t, _) in zip(spoken_rows, heard, strict=True)
+            ]
+            typed += heard
+    print(changing.TABLE_HEAD)
+    print("\n".join(changing.table(results, f"{label}, typed (`hub ask -`)")))
+    if spoken:
+        print("\n".join(changing.table(spoken, f"{label}, spoken (`hub replay`)")))
+    everyone = [*rows, *(spoken_rows if spoken else [])]
+    for row, (trace, _) in zip(everyone, typed, strict=True):
+        verdict = changing.judge(trace["response"], row)
+        if verdict in ("claim", "wrong", "out_of_date", "refused"):
+            print(
+                f"- {verdict}: {row['q']!r} heard {trace['transcript']!r} ({trace['source']}) -> "
+                f"{trace['response']!r}",
+                file=sys.stderr,
+            )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--questions", default=str(ROOT / "tests" / "data" / "fact_questions.toml"))
@@ -131,7 +179,13 @@ def main() -> int:
         help="voice: recognize without the home's grammar ([asr] restrict = false)",
     )
     ap.add_argument("--no-typed", action="store_true", help="voice only")
+    ap.add_argument("--changing", action="store_true", help="facts that change over time")
+    ap.add_argument("--hub-root", help="run the hub of another checkout (--changing)")
     args = ap.parse_args()
+    if args.hub_root:
+        HUB_ROOT[0] = Path(args.hub_root).resolve()
+    if args.changing:
+        return changing_main(args)
     rows = tomllib.loads(Path(args.questions).read_text(encoding="utf-8"))["q"]
     with tempfile.TemporaryDirectory() as tmp:
         configs = write_configs(Path(tmp))

@@ -2,6 +2,11 @@
 and intent accuracy on hub/bench/data/paraphrases.toml (LLM alone, rules alone, rules + LLM).
 
 Run:  .venv/bin/python scripts/eval_llm.py [--config hub.toml] [--limit N] [--json]
+      .venv/bin/python scripts/eval_llm.py --changing   # facts that change over time
+
+``--changing``: the model alone on ``hub/bench/data/changing_questions.toml``, its sureness
+gate on and off: how many answers it states, and how many the answer check flags
+(:func:`hub.bench.changing.model_report`).
 
 Accuracy rule: the expected intent must come out (with the expected entity ``name`` / ``area``
 when the case names one); "answer" must come out as the answer pseudo-intent; "none" counts
@@ -124,8 +129,14 @@ def main(argv=None) -> int:
     parser.add_argument("--config")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--changing", action="store_true", help="facts that change over time")
     args = parser.parse_args(argv)
     settings = load_settings(args.config)
+    if args.changing:
+        from hub.bench.changing import model_report
+
+        print("\n".join(model_report(settings, args.limit)))
+        return 0
     cases = tomllib.loads(CASES.read_text())["case"][: args.limit or None]
     report, rules = measure(settings, cases)
     if args.json:

@@ -5,13 +5,15 @@
 
 Writes silence into ``$HUB_TEST_MIC_FIFO`` (made by ``scripts/start-test-audio.sh``), then each
 file in turn with ``--gap`` seconds of silence between them, paced by the clock as a
-microphone would deliver it, then silence until Ctrl-C (the FIFO blocks its reader when nobody
-writes). Files: 16-bit mono WAV at 16 kHz (``hub say`` writes 22.05 kHz: they are resampled).
-Standard library and numpy/soxr only. Exit codes: 0 done, 2 bad input.
+microphone would deliver it, then silence until Ctrl-C or SIGTERM (the FIFO blocks its reader
+when nobody writes), or for ``--then`` seconds. Files: 16-bit mono WAV at 16 kHz (``hub say``
+writes 22.05 kHz: they are resampled). Standard library and numpy/soxr only. Exit codes: 0
+done, 2 bad input.
 """
 
 import argparse
 import os
+import signal
 import sys
 import time
 import wave
@@ -42,6 +44,13 @@ def main() -> int:
         default=0.4,
         help="silence between files, seconds (default %(default)s)",
     )
+    parser.add_argument(
+        "--then",
+        type=float,
+        default=None,
+        help="seconds of silence after the last file, then exit (default: until Ctrl-C or "
+        "SIGTERM; a feed started in the background of a script ignores Ctrl-C)",
+    )
     args = parser.parse_args()
     fifo = os.environ.get("HUB_TEST_MIC_FIFO")
     try:
@@ -54,10 +63,12 @@ def main() -> int:
     except (OSError, ValueError, wave.Error) as exc:
         print(f"feed-mic: {exc}", file=sys.stderr)
         return 2
+    end = None if args.then is None else len(speech) + round(args.then * RATE)
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
     with open(fifo, "wb", buffering=0) as out:
         start, written = time.monotonic(), 0
         try:
-            while True:
+            while end is None or written < end:
                 block = speech[written : written + BLOCK]  # empty past the end: silence
                 block = np.pad(block, (0, BLOCK - len(block)))
                 out.write(block.astype("<i2").tobytes())
@@ -65,6 +76,7 @@ def main() -> int:
                 time.sleep(max(0.0, start + written / RATE - time.monotonic()))
         except KeyboardInterrupt:
             return 0
+    return 0
 
 
 if __name__ == "__main__":

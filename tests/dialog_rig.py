@@ -253,6 +253,71 @@ def dialog_no(rig: Rig, reply_after_s: float = 0.2) -> dict:
     return {"reply_after_s": round(said.speech_start - end, 2)}
 
 
+QUESTION = "Do you want me to open the Garage Door?"
+"""The question of "open the garage door" (a sensitive entity of the sample home)."""
+
+
+def _asked(rig: Rig, *texts: str) -> float:
+    """Say ``texts`` after the wake word; the hub must ask back; returns when its question's
+    first loud block reached the speaker."""
+    said = rig.wake_and(*texts)
+    trace = rig.turn()
+    assert trace is not None and trace["response"].endswith("?"), trace
+    first = rig.first_audio(said.speech_end)
+    assert first is not None, "no question heard at the speaker"
+    return first
+
+
+def dialog_no_over_question(rig: Rig) -> dict:
+    """ "open the garage door" -> "no" said while the question still plays (no wake word): the
+    question stops, the no is its answer (nothing done), and no window stays open after it:
+    a "yes" later is not taken."""
+    first = _asked(rig, "open the garage door")
+    rig.say("no", at=first + 0.5)
+    trace = rig.turn()
+    assert trace is not None and trace["capture"] == "over_question", trace
+    assert trace["transcript"] == "no" and trace["acted"] is False, trace
+    rig.speaker_done(time.monotonic() - 0.5, timeout_s=10)
+    rig.say("yes")
+    late = rig.turn(timeout_s=4.0)
+    assert late is None, f"a yes with nothing asked was taken: {late}"
+    return {}
+
+
+def dialog_yes_over_the_end(rig: Rig) -> dict:
+    """ "yes" begun 0.15 s before the question ends: heard whole, the door opens."""
+    if QUESTION not in rig.lengths:  # learn the question's length first (see _question)
+        end = _question(rig, "open the garage door")
+        rig.say("no", at=end + 0.3)
+        assert rig.turn() is not None
+        rig.speaker_done(time.monotonic() - 0.5, timeout_s=10)
+    first = _asked(rig, "open the garage door")
+    said = rig.say("yes", at=first + rig.lengths[QUESTION] - 0.15)
+    trace = rig.turn()
+    assert trace is not None and trace["transcript"] == "yes", trace
+    assert trace["response"].startswith("Open"), trace
+    return {"reply_before_end_s": round(first + rig.lengths[QUESTION] - said.speech_start, 2)}
+
+
+def dialog_no_window_after_a_barge_in(rig: Rig) -> dict:
+    """A question cut short by the wake word and a command: the command is done, and its
+    answer (which asks nothing) opens no window: "turn it off" without the wake word after it
+    is not taken."""
+    first = _asked(rig, "open the garage door")
+    rig.wake_and("turn on the kitchen light", at=first + 0.4)
+    trace = rig.turn()
+    assert trace is not None and trace["intent"] == "HassTurnOn", trace
+    rig.speaker_done(time.monotonic() - 0.5, timeout_s=10)
+    time.sleep(0.5)
+    rig.say("turn it off")
+    late = rig.turn(timeout_s=5.0)
+    assert late is None, f"taken without the wake word: {late}"
+    rig.wake_and("turn off the kitchen light")  # leave the home as it was
+    assert rig.turn() is not None
+    rig.speaker_done(time.monotonic() - 0.5, timeout_s=10)
+    return {}
+
+
 def _ring(rig: Rig) -> float:
     """Set a 1 s timer; returns when its ring is heard at the speaker."""
     said = rig.wake_and("set a timer for 1 second")
@@ -407,6 +472,9 @@ def command_latency(rig: Rig, command: str) -> dict:
 DIALOGS = {
     "yes": dialog_yes,
     "no": dialog_no,
+    "no_over_question": dialog_no_over_question,
+    "yes_over_the_end": dialog_yes_over_the_end,
+    "no_window_after_a_barge_in": dialog_no_window_after_a_barge_in,
     "stop_ring": dialog_stop_ring,
     "stop_between_rings": dialog_stop_between_rings,
     "command_during_ring": dialog_command_during_ring,

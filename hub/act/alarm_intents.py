@@ -100,10 +100,19 @@ def set_alarm(ctx: Context, match: IntentMatch) -> Outcome:
 
 def describe(alert: Alert) -> str:
     """``"7 AM on Sunday"``, ``"7 AM every weekday"`` (a recurring alert by its wall time,
-    even when its next ring is moved by a daylight-saving gap, BC-47)."""
+    even when its next ring is moved by a daylight-saving gap, BC-47); a snoozed one by the
+    time it was set for, not the snooze's."""
     if alert.recurrence and alert.rule is not None:
         return f"{clock_words(alert.rule.at)} {_REPEAT_WORDS[alert.recurrence]}"
-    return alert.when()
+    return alert.set_when()
+
+
+def listed(alert: Alert) -> str:
+    """:func:`describe`, and the snooze when it is snoozed: ``"11:47 PM on Saturday, snoozed
+    until 11:57 PM"`` (as an alarm clock lists it: its time, then "snoozing until")."""
+    if alert.snoozed_from is None:
+        return describe(alert)
+    return f"{describe(alert)}, snoozed until {alert.when().split(' on ')[0]}"
 
 
 def clock_words(at: time) -> str:
@@ -114,7 +123,8 @@ def clock_words(at: time) -> str:
 
 
 def list_alarms(ctx: Context, match: IntentMatch) -> Outcome:
-    """HubAlarmList: "You have 2 alarms: 7 AM on Sunday and 6:30 AM every weekday."."""
+    """HubAlarmList: "You have 2 alarms: 7 AM on Sunday and 6:30 AM every weekday."; a snoozed
+    one "11:47 PM on Saturday, snoozed until 11:57 PM"."""
     alarms = _alerts(ctx).active("alarm")
     if not alarms:
         return noted(ctx, "alerts", Outcome(render(match.intent, "none", match.slots)), empty=True)
@@ -124,7 +134,7 @@ def list_alarms(ctx: Context, match: IntentMatch) -> Outcome:
             "default",
             match.slots,
             count=len(alarms),
-            items=_joined([describe(a) for a in alarms]),
+            items=_joined([listed(a) for a in alarms]),
         )
     )
     return noted(ctx, "alerts", said, empty=False)

@@ -50,7 +50,10 @@ class Alert:
 
     ``wall`` is the wall time asked ("07:00"; "" for a relative one), ``first`` the local
     date it was asked for ("" = the next one), ``next_fire`` aware UTC, ``rang_at`` epoch
-    seconds its ringing began, ``due_at`` the instant it was due when it fires late.
+    seconds its ringing began, ``due_at`` the instant it was due when it fires late,
+    ``snoozed_from`` the instant it was set to ring before it was first snoozed (None: not
+    snoozed). A snooze moves ``next_fire`` only: the alarm keeps its name ("your 11:47 PM
+    alarm"), as an alarm clock's label does.
     """
 
     id: str
@@ -65,6 +68,7 @@ class Alert:
     target: str = ""
     rang_at: float | None = None
     due_at: datetime | None = None
+    snoozed_from: datetime | None = None
 
     @property
     def rule(self) -> schedule.Rule | None:
@@ -78,6 +82,11 @@ class Alert:
     def when(self) -> str:
         """Its next fire in local words: ``"7 AM on Sunday"``."""
         return schedule.spoken(self.next_fire, schedule.zone(self.zone))
+
+    def set_when(self) -> str:
+        """When it was set to ring, in local words (``"11:47 PM on Saturday"``), also while a
+        snooze moved its next fire."""
+        return schedule.spoken(self.snoozed_from or self.next_fire, schedule.zone(self.zone))
 
 
 class Alerts:
@@ -239,6 +248,7 @@ class Alerts:
                 rang_at=None,
                 due_at=None,
                 next_fire=schedule.after_seconds(self.now(), minutes * 60),
+                snoozed_from=ringing[0].snoozed_from or ringing[0].next_fire,
             )
             self._alerts[alert.id] = alert
             self._changed()
@@ -279,8 +289,10 @@ class Alerts:
             else None
         )
         if fire is None:
-            return replace(alert, state=ended, rang_at=None)
-        return replace(alert, state="pending", next_fire=fire, rang_at=None, due_at=None)
+            return replace(alert, state=ended, rang_at=None, snoozed_from=None)
+        return replace(
+            alert, state="pending", next_fire=fire, rang_at=None, due_at=None, snoozed_from=None
+        )
 
     def rezone(self, zone_name: str) -> None:
         """Use another zone: every pending clock-time alert keeps its wall time and its next
@@ -333,8 +345,11 @@ class Alerts:
         (:meth:`_rezoned`), so lateness is judged on their recomputed fire."""
         now, late = self.now(), []
         with self._lock:
-            for alert in self._rezoned(alerts):
+            rezoned = self._rezoned(alerts)
+            changed = rezoned != list(alerts)
+            for alert in rezoned:
                 if alert.state in ("pending", "snoozed", "ringing") and alert.next_fire <= now:
+                    changed = True
                     overdue = now.timestamp() - alert.next_fire.timestamp()
                     alert = replace(alert, state="pending", due_at=alert.next_fire)
                     if overdue > self.grace_s:
@@ -347,7 +362,8 @@ class Alerts:
             )
             self._ids = itertools.count(top + 1)
             self._missed.extend(late)
-            self._changed()
+            if changed:  # what was read is what is stored: no write (a locked store holds none)
+                self._changed()
         return late
 
     def take_missed(self) -> list[Alert]:

@@ -21,17 +21,38 @@ from hub.act.timers import TimerInfo
 
 def alert_text(alert: Alert, missed: bool = False) -> str:
     """What is said for ``alert``: ``"Reminder: take out the trash."``, ``"Your 7 AM alarm."``,
-    late: ``"Your 7 AM alarm was due at 7 AM on Sunday."``; missed: ``"You missed ..."``."""
+    snoozed: ``"Your 11:47 PM alarm (snoozed)."`` (its set time, never the snooze's), late:
+    ``"Your 7 AM alarm was due at 7 AM on Sunday."``; missed: ``"You missed ..."``."""
     if alert.kind == "reminder":
         text = f"Reminder: {alert.label.strip().rstrip('.') or 'it is time'}."
     else:
-        text = f"Your {alert.label or alert.when().split(' on ')[0]} alarm."
+        snoozed = " (snoozed)" if alert.snoozed_from is not None else ""
+        text = f"Your {alert.label or set_time(alert)} alarm{snoozed}."
     if missed:
-        return f"You missed your {alert.label or alert.when()} {alert.kind} while I was off."
+        return f"You missed your {alert.label or alert.set_when()} {alert.kind} while I was off."
     if alert.due_at is not None:
         was = Alert(**{**alert.__dict__, "next_fire": alert.due_at}).when()
         return f"{text[:-1]} was due at {was}."
     return text
+
+
+def set_time(alert: Alert) -> str:
+    """The clock time ``alert`` was set for: ``"11:47 PM"`` (a snooze does not move it)."""
+    return alert.set_when().split(" on ")[0]
+
+
+def event_fields(alert: Alert) -> dict:
+    """What an ``alarm_ringing`` / ``reminder`` event line says of ``alert`` besides the ring:
+    ``kind``, ``time`` (the clock time it was set for), ``snoozed`` (ringing again after a
+    snooze), ``snoozed_until`` (its clock time then, else None). No ``duration_s``: an alarm
+    has none."""
+    snoozed = alert.snoozed_from is not None
+    return {
+        "kind": alert.kind,
+        "time": set_time(alert),
+        "snoozed": snoozed,
+        "snoozed_until": alert.when().split(" on ")[0] if snoozed else None,
+    }
 
 
 def missed_notice(alerts: Alerts) -> str:
@@ -108,4 +129,6 @@ class AlertRinger:
             self._audio[(alert.id, text)] = speech
         rate = speech[1] if speech else CHIME_RATE
         pcm = chime(rate) + (speech[0] if speech else b"")
-        return TimerAlert(event, as_timer(alert), text, pcm, rate, repeat)
+        return TimerAlert(
+            event, as_timer(alert), text, pcm, rate, repeat, alert=event_fields(alert)
+        )

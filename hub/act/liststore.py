@@ -6,8 +6,9 @@ added, checked-off ones). The home's entity shows them (attributes ``items``/``c
 state = the number of open items, as Home Assistant's todo entities do); :meth:`ListStore.
 restore` puts the stored ones there at start, over the items configured in ``[home]``.
 
-Without a store (or while it cannot be written) the lists are kept in memory only: one
-WARNING line says so, and the hub goes on (they are lost at the next restart).
+Without a store the lists are kept in memory only; while the store cannot be written they are
+held and written when it can (:mod:`hub.store.held`). One WARNING line says so, and the hub
+goes on.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ class ListStore:
         if not self._warned:
             self._warned = True
             log.warning(
-                "lists: %s; shopping and to-do lists are kept in memory only (lost at restart)", why
+                "lists: %s; shopping and to-do lists are kept in memory, written to the store "
+                "when it can be (lost if the hub stops first)",
+                why,
             )
 
     def load(self, name: str) -> dict | None:
@@ -71,8 +74,9 @@ class ListStore:
             self._memory[name] = value
         if self._store is None:
             return False
-        if not self._store.kv_set(KEY_PREFIX + name, value):
-            self._warn("the store cannot be written")
+        said = name if name.casefold().endswith("list") else f"{name} list"
+        if not self._store.kv_set(KEY_PREFIX + name, value, f"the {said}"):
+            self._warn("the store cannot be written now")
             return False
         return True
 

@@ -47,6 +47,24 @@ CLOSE_JOIN_S = 10.0
 """At close, the longest wait for the timer thread's alert synthesis in progress."""
 
 
+@dataclass(frozen=True)
+class Stopped:
+    """What a stop stopped: the ringing ``timers`` and ``alarms`` (as timer infos)."""
+
+    timers: tuple[TimerInfo, ...] = ()
+    alarms: tuple[TimerInfo, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.timers or self.alarms)
+
+    @property
+    def response(self) -> str:
+        """What is said: Home Assistant's "Timer cancelled." for a timer, "Alarm stopped."
+        for an alarm (both when both rang)."""
+        said = [sentence(render("HassCancelTimer"))] if self.timers else []
+        return " ".join(said + (["Alarm stopped."] if self.alarms else []))
+
+
 @dataclass
 class _Ring:
     info: TimerInfo
@@ -113,35 +131,46 @@ class TimerEvents:
 
     # -- stopping -----------------------------------------------------------------------------
     def stop(self, area: str = "") -> list[TimerInfo]:
-        """Stop the ringing timers (of ``area`` when given); returns them."""
+        """Stop the ringing timers and alarms (of ``area`` when given); returns them."""
+        stopped = self.stop_all(area)
+        return [*stopped.timers, *stopped.alarms]
+
+    def stop_all(self, area: str = "") -> Stopped:
+        """Stop the ringing timers and alarms (of ``area`` when given); says which."""
         stopped = self.timers.stop_ringing(area)
         self._forget([t.id for t in stopped], stopped)
         others = [info for source in self.sources for info in source.stop(area)]
         for info in others:
             self._emit(self._stopped, info)
-        return stopped + others
+        return Stopped(tuple(stopped), tuple(others))
 
     def stops_ringing(self, text: str) -> bool:
         """True when ``text`` is a stop word (:data:`STOP_WORDS`) and a timer rings now."""
         said = " ".join(text.lower().replace(",", " ").replace(".", " ").replace("!", " ").split())
         return said in STOP_WORDS and self.stop_armed
 
+    def stop_word(self, text: str) -> Stopped | None:
+        """What ``text`` stopped when it is a stop word and a timer or alarm rings (the ringing
+        stops at once), else None (also when the ring ended meanwhile)."""
+        if not self.stops_ringing(text):
+            return None
+        return self.stop_all() or None
+
     def stop_request(self, text: str) -> dict | None:
         """A turn's state update when ``text`` is a stop word and a timer rings, else None.
 
-        The ringing stops at once; the answer is Home Assistant's "Timer cancelled." (None when
-        the ring ended meanwhile: nothing was cancelled, :mod:`hub.act.honest` answers).
+        The ringing stops at once; the answer is :attr:`Stopped.response` (Home Assistant's
+        "Timer cancelled.", "Alarm stopped."; None when the ring ended meanwhile: nothing was
+        cancelled, :mod:`hub.act.honest` answers).
         """
-        if not self.stops_ringing(text):
-            return None
-        timers = bool(self.timers.ringing())
-        if not self.stop():
+        stopped = self.stop_word(text)
+        if stopped is None:
             return None
         return {
             "matches": [],
-            "response": sentence(render("HassCancelTimer")) if timers else "Alarm stopped.",
+            "response": stopped.response,
             "source": "rules",
-            "intent": "HassCancelTimer" if timers else "HubAlarmStop",
+            "intent": "HassCancelTimer" if stopped.timers else "HubAlarmStop",
             "slots": {},
         }
 

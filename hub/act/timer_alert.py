@@ -55,7 +55,8 @@ class TimerAlert:
     """One ring of a timer (or the report of a missed one)."""
 
     event: str
-    """``"timer_finished"`` or ``"timer_missed"``."""
+    """``"timer_finished"`` or ``"timer_missed"`` (``"alarm_ringing"``, ``"reminder"`` for an
+    alarm or reminder: :class:`hub.act.alert_ring.AlertRinger`)."""
     timer: TimerInfo
     text: str
     """What is said."""
@@ -67,16 +68,22 @@ class TimerAlert:
     command: dict | None = None
     """A delayed command: what running it gave (:func:`hub.core.timers.run_command`), or
     ``{"text", "done": False, "missed": True}`` when it was due while the hub was off."""
+    alert: dict | None = None
+    """An alarm's or reminder's own fields (:func:`hub.act.alert_ring.event_fields`); None for
+    a timer."""
 
     def to_json(self, audio: str | None) -> dict:
         """The event line: ``{"event", "name", "duration_s", "audio", "id", "area", "text",
         "repeat"}`` (``audio``: path of the written wav, or None), and ``command`` for a
-        delayed command (``{"text", "done", "intent", "response", "status", "actions"}``)."""
+        delayed command (``{"text", "done", "intent", "response", "status", "actions"}``).
+        An alarm or reminder has no ``duration_s`` but its :attr:`alert` fields (``kind``,
+        ``time``, ``snoozed``, ``snoozed_until``)."""
         t = self.timer
+        length = {"duration_s": t.duration_s} if self.alert is None else self.alert
         line: dict[str, object] = {
             "event": self.event,
             "name": t.name or None,
-            "duration_s": t.duration_s,
+            **length,
             "audio": audio,
             "id": t.id,
             "area": t.area or None,

@@ -265,7 +265,10 @@ class Timers:
                     self._timers[timer.info.id] = timer
             top = max((_number(k) for k in self._timers), default=0)
             self._ids = itertools.count(max(top, _peek(self._ids) - 1) + 1)
-            self._changed()
+            if len(self._timers) != len(records):  # some left out; else stored as they are
+                self._changed()
+            else:
+                self.changed.notify_all()
         return missed
 
     def _changed(self) -> None:

@@ -15,9 +15,12 @@ turn's audio, the second engine) plus the collaborators it needs to judge the re
 - **Rejected**: Whisper's reading becomes the transcript (then rules -> fuzzy -> LLM, with
   every guard of the text path). A command it reads is checked like the grammar's
   (``scorer.doubts``: an action-word rival force-aligned to the audio fits as well) and then
-  asked back.
+  asked back; so is one that holds a number (only one recognizer heard it).
 - **Unsure**: the two readings are compared on *what would be done* (``interpret``: the
-  rules' intent and slots). The same action: the doubt is settled, the command is done.
+  rules' intent and slots). The same action: the doubt is settled, the command is done;
+  for a number with a -teen/-ty partner ("15" / "50") only when the agreed reading also
+  force-aligns better than the partner by :data:`NUMBER_MARGIN` (both recognizers can
+  mishear it alike), else it is asked back.
   Different actions: both readings are force-aligned to the audio with PocketSphinx
   (``scorer.scores``); the second pass's reading is asked back ("Do you want me to ...?")
   unless the grammar's aligns clearly better (``margin``); never acted on without a yes.
@@ -32,6 +35,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
+import re
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -41,6 +46,7 @@ import numpy as np
 
 from hub.asr import evidence as ev
 from hub.asr.base import Transcript
+from hub.asr.numbers import has_number, teen_ty_rivals
 from hub.asr.whisper_engine import as_float_audio
 from hub.asr.whisper_io import normalize
 from hub.errors import HubError, TimeoutError_
@@ -53,6 +59,12 @@ DISAGREE_MARGIN = 30.0
 margin below which :mod:`hub.asr.confusion` already calls two readings too close."""
 TIME_MARGIN = 1.3
 """The time left must exceed the second pass's expected time by this factor."""
+NUMBER_MARGIN = 15.0
+"""When both recognizers agree on a number that has a -teen/-ty partner ("15" / "50"), the
+agreed reading must also force-align better than the partner by this much (ln x 1000), else
+it is asked back: both can be wrong together (Whisper tiny.en and the grammar both hear the
+hub's own voice's "seventy minutes" as "17"). On the synthetic number set no wrong reading
+led its partner by more than 9.4 (BENCHMARKS.md, "Numbers said in commands")."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +74,12 @@ class Decision:
     transcript: Transcript
     trace: dict
     """``{}`` when it did not run; else ``why`` (rejected/unsure), ``outcome`` (used, agree,
-    disagree, dropped, failed), ``text``, ``no_speech_prob``, ``avg_logprob``,
-    ``compression_ratio``, ``window_s`` (the encoder window, s), ``reread`` (why a short
-    window's reading was read again at 30 s, when it was), ``speech_ms``, ``dbfs``,
-    ``rejected_reason``."""
+    disagree, unread: both heard the same words and the rules read neither, dropped,
+    failed), ``asked`` (the reading asked back, when unsure is kept), ``number_margin`` (an
+    agreed -teen/-ty number's lead over its partner, ln x 1000), ``text``,
+    ``no_speech_prob``, ``avg_logprob``, ``compression_ratio``, ``window_s`` (the encoder
+    window, s), ``reread`` (why a short window's reading was read again at 30 s, when it
+    was), ``speech_ms``, ``dbfs``, ``rejected_reason``."""
     error: HubError | None = None
     """The second pass's own failure (timeout, load), for the trace's ``errors``."""
 
@@ -128,7 +142,7 @@ def second_pass(
         log.warning("second pass failed: %s", exc.message)
         return Decision(first, {**trace, "outcome": "failed"}, error=exc)
     trace.update(_figures(heard))
-    reason = ev.rejection(heard, found, min_speech_ms)
+    reason = ev.rejection(heard, found, _needed(why, min_speech_ms))
     if reason is not None:
         log.info("second pass text %r dropped (%s)", heard.text, reason)
         return Decision(first, {**trace, "outcome": "dropped", "rejected_reason": reason})
@@ -149,7 +163,7 @@ def _gate(
         return Decision(first, {})
     found = ev.measure(samples)
     trace = {"why": why, "speech_ms": found.speech_ms, "dbfs": found.dbfs}
-    if found.speech_ms < min_speech_ms or found.dbfs < ev.MIN_DBFS:
+    if found.speech_ms < _needed(why, min_speech_ms) or found.dbfs < ev.MIN_DBFS:
         return Decision(first, {**trace, "outcome": "dropped", "rejected_reason": "no_speech"})
     if getattr(engine, "stopping", False):  # a timed-out decode still holds the model
         log.info("second pass skipped: the last decode is still stopping")
@@ -169,6 +183,17 @@ def _gate(
     return why, found, trace
 
 
+def _needed(why: str, min_speech_ms: int) -> int:
+    """The VAD's speech (ms) the second pass needs: ``min_speech_ms`` for speech the grammar
+    rejected (it may be noise: Whisper writes text over it, BC-37); none for an unsure
+    command, which the grammar heard as one of its sentences (its doubt is a word, not
+    whether anyone spoke; microVAD found 0-290 ms in short live commands at -18 dBFS, so
+    they were asked back unheard). The level (:data:`hub.asr.evidence.MIN_DBFS`) and
+    Whisper's own no-speech and confidence checks still apply; a reading the rules do not
+    share is asked back, never done."""
+    return 0 if why == "unsure" else min_speech_ms
+
+
 def _no_time(why: str, left: float, expected: float) -> bool:
     """Whether to skip the second pass for time: an unsure command keeps the grammar's result
     (asked back) unless ``left`` exceeds :data:`TIME_MARGIN` times the ``expected`` seconds;
@@ -181,9 +206,11 @@ def _no_time(why: str, left: float, expected: float) -> bool:
 
 
 def _take(text: str, samples, name: str, interpret, scorer, trace: dict) -> Decision:
-    """Rejected speech: the second pass's reading, ``unsure`` when the scorer doubts it."""
-    doubt = bool(
-        scorer is not None and interpret(text) is not None and scorer.doubts(samples, text)
+    """Rejected speech: the second pass's reading, ``unsure`` when the scorer doubts it or
+    it holds a number (a number only one recognizer heard is asked back: nothing checked it
+    but the alignment, which cannot tell "15" from "50")."""
+    doubt = interpret(text) is not None and (
+        has_number(text) or (scorer is not None and scorer.doubts(samples, text))
     )
     said = Transcript(text=text, alternatives=(text,), engine=name, segments=(text,), unsure=doubt)
     return Decision(said, {**trace, "outcome": "used", "unsure": doubt})
@@ -241,14 +268,39 @@ def _hear_within(engine, audio, cancel, deadline: float | None, clock):
     return box["heard"]
 
 
+def _words_of(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _number_lead(text: str, samples, scorer) -> float | None:
+    """How much better ``text`` force-aligns than its -teen/-ty rivals (ln x 1000); None
+    when it has none; -inf when it cannot be checked (no scorer, or no alignment)."""
+    rivals = teen_ty_rivals(text)
+    if not rivals:
+        return None
+    scores = scorer.scores(samples, [text, *rivals]) if scorer is not None else [None]
+    others = [s for s in scores[1:] if s is not None]
+    if scores[0] is None or not others:
+        return float("-inf")
+    return round(scores[0] - max(others), 1)
+
+
 def _settle(
     first: Transcript, text: str, samples, interpret, scorer, trace: dict, margin: float
 ) -> Decision:
-    """An unsure command: agreement settles it; disagreement is asked back, in the second
-    pass's words unless the audio prefers the grammar's reading by ``margin`` or more."""
+    """An unsure command: agreement settles it (a -teen/-ty number only with
+    :func:`_number_lead`); disagreement is asked back, in the second pass's words unless the
+    audio prefers the grammar's reading by ``margin`` or more."""
     mine, theirs = interpret(first.text), interpret(text)
     if mine is not None and mine == theirs:
+        lead = _number_lead(first.text, samples, scorer)
+        if lead is not None:
+            trace["number_margin"] = lead if math.isfinite(lead) else None  # JSON: no inf
+            if not lead >= NUMBER_MARGIN:  # both may have misheard it alike: ask
+                return Decision(first, {**trace, "outcome": "agree", "asked": first.text})
         return Decision(dataclasses.replace(first, unsure=False), {**trace, "outcome": "agree"})
+    if mine is None and theirs is None and _words_of(first.text) == _words_of(text):
+        return Decision(first, {**trace, "outcome": "unread", "asked": first.text})
     chosen = first
     if theirs is not None and scorer is not None:
         own, other = scorer.scores(samples, [first.text, text])

@@ -293,6 +293,14 @@ class Endpointer:
             end = self._cut
         return np.concatenate(list(self._frames)[:end]).astype(np.int16, copy=False)
 
+    def audio_so_far(self) -> np.ndarray:
+        """Every frame kept so far (int16: the pre-roll and all pushed since speech began,
+        silence after it included), to hand an utterance in progress to another Endpointer;
+        empty before a frame was pushed."""
+        if not self._frames:
+            return np.zeros(0, np.int16)
+        return np.concatenate(list(self._frames)).astype(np.int16, copy=False)
+
 
 def final_state_check(engines) -> Callable[[np.ndarray], bool] | None:
     """The recognizer's ``complete(audio) -> bool`` (the ``final`` rule's question), or None

@@ -7,6 +7,7 @@ import mmap
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import soxr
@@ -23,6 +24,7 @@ from hub.audio.riff import (
     whole_frames,
 )
 from hub.errors import BadInputError
+from hub.paths import NotRegularFileError, open_regular
 
 log = logging.getLogger("hub.audio")
 
@@ -54,13 +56,39 @@ class Audio:
         return len(self.samples) / self.rate
 
 
-def _read_bytes(path: str | Path) -> bytes:
-    """The whole file; OSError becomes BadInputError "cannot read <path>: <strerror>"."""
+MAX_AUDIO_S = 600.0
+"""Longest audio a file may hold (seconds, from its format and the bytes present): a longer
+one is refused as ``bad_input`` ("too long: ..."), never converted."""
+
+_HEAD_BYTES = 4096
+"""Bytes read first: a file that is not WAV at all is refused from these alone."""
+
+
+def _open(path: str | Path) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file.
+
+    Raises:
+        BadInputError: "not a regular file: <path>" (a device, FIFO or socket: reading it
+            may never end), "cannot read <path>: <strerror>".
+    """
     try:
-        return Path(path).read_bytes()
+        return open_regular(path)
+    except NotRegularFileError:
+        raise BadInputError(f"not a regular file: {path}", node="audio", file=str(path)) from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise BadInputError(f"cannot read {path}: {reason}", node="audio", file=str(path)) from None
+
+
+def _check_length(nbytes: int, fmt: WavFormat, path) -> None:
+    """BadInputError "too long: ..." when ``nbytes`` of ``fmt`` last over :data:`MAX_AUDIO_S`."""
+    seconds = nbytes / (fmt.frame_bytes * fmt.rate)
+    if seconds > MAX_AUDIO_S:
+        raise BadInputError(
+            f"too long: {path} ({seconds:.0f} s of audio; at most {MAX_AUDIO_S:.0f} s)",
+            node="audio",
+            file=str(path),
+        )
 
 
 def _finish(decoded: np.ndarray, rate: int, name: str, notes: tuple[str, ...], path) -> Audio:
@@ -102,6 +130,10 @@ _MAGIC = {
 """Leading bytes of audio containers the hub does not read, and their names."""
 
 
+_HEADERLESS = (".pcm", ".raw")
+"""Suffixes of headerless sample captures (BC-04): no rate or format to read them by."""
+
+
 def _unsupported(head: bytes, path) -> None:
     """Raise a clear BadInputError for a file named as another audio format (``x.flac``),
     unless its bytes are RIFF/WAVE after all; a ``.wav`` that is not WAV is BC-04's
@@ -109,6 +141,14 @@ def _unsupported(head: bytes, path) -> None:
     suffix = Path(str(path)).suffix.lower()
     if suffix in ("", ".wav", ".wave") or head[:4] in RIFF_IDS:
         return
+    if suffix in _HEADERLESS:
+        raise BadInputError(
+            f"unsupported: {path}: headerless PCM (its rate and sample format are not in the "
+            "file); only WAV is read (convert it: sox -t raw -r RATE -e signed -b 16 -c 1 "
+            "IN OUT.wav)",
+            node="audio",
+            file=str(path),
+        )
     kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
     if kind is None and head[4:8] == b"ftyp":
         kind = "MP4/M4A"
@@ -165,10 +205,9 @@ def _address(buf) -> int:
     return np.frombuffer(buf, np.uint8).ctypes.data if len(buf) else 0
 
 
-def _load_mapped(path) -> Audio:
+def _load_mapped(f: BinaryIO, path) -> Audio:
     """A large WAV read through mmap and converted by blocks, each block's pages released."""
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        _unsupported(bytes(mm[:12]), path)
+    with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         view = memoryview(mm)
         layout = parse_wav(view, str(path))
         base = _address(layout.data) - _address(view)
@@ -178,6 +217,7 @@ def _load_mapped(path) -> Audio:
             mm.madvise(mmap.MADV_DONTNEED, low, base + stop - low)
 
         try:
+            _check_length(len(layout.data), layout.fmt, path)
             samples, note = _convert_streamed(layout.data, layout.fmt, release)
         finally:
             fmt, warnings = layout.fmt, layout.warnings
@@ -207,24 +247,30 @@ def load_wav(path: str | Path) -> Audio:
     0, 0xFFFFFFFF or otherwise wrong (the bytes present are used, with a warning). Memory is
     sized from the bytes present, never from the header. Zero samples is not an error.
     Files over :data:`STREAM_BYTES` are mapped and converted block by block (soxr's
-    ``ResampleStream``), so memory stays near the size of the 16 kHz result.
+    ``ResampleStream``), so memory stays near the size of the 16 kHz result. Only a regular
+    file is opened (a device or FIFO could be read forever); its first bytes are checked
+    before the rest is read, and audio longer than :data:`MAX_AUDIO_S` is refused.
 
     Raises:
         BadInputError: ``"not a RIFF/WAVE file: <path>"``, ``"truncated/corrupt WAV header:
-            <path>"``, ``"unsupported WAV format: <path> (<detail>)"`` or
+            <path>"``, ``"unsupported WAV format: <path> (<detail>)"``, ``"not a regular file:
+            <path>"``, ``"too long: <path> (<n> s of audio; at most 600 s)"`` or
             ``"cannot read <path>: <strerror>"``; ``"unsupported: <path>: FLAC audio; ..."``
             for a FLAC, Ogg, MP3, MP4, AIFF, WebM or WMA file (by its bytes or its suffix).
     """
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        size = 0  # _read_bytes reports it
-    if size > STREAM_BYTES and Path(path).is_file():
-        return _load_mapped(path)
-    buf = _read_bytes(path)
-    _unsupported(buf[:12], path)
+    with _open(path) as f:
+        head = f.read(_HEAD_BYTES)
+        _unsupported(head[:12], path)
+        if head[:4] not in RIFF_IDS:
+            parse_wav(head, str(path))  # raises "not a RIFF/WAVE file" before the rest is read
+        if os.fstat(f.fileno()).st_size > STREAM_BYTES:
+            return _load_mapped(f, path)
+        buf = head + f.read(STREAM_BYTES + 1 - len(head))
+        if len(buf) > STREAM_BYTES:  # it grew while read
+            return _load_mapped(f, path)
     layout = parse_wav(buf, str(path))
     fmt = layout.fmt
+    _check_length(len(layout.data), fmt, path)
     return _finish(decode(layout.data, fmt), fmt.rate, fmt.name, layout.warnings, path)
 
 
@@ -256,10 +302,14 @@ def read_pcm(
             (ALSA's U8, like 8-bit WAV) and signed otherwise.
     Raises:
         BadInputError: ``"unsupported PCM format: <path> (<detail>)"`` for invalid
-            parameters, ``"cannot read <path>: <strerror>"``.
+            parameters, ``"not a regular file: <path>"``, ``"too long: ..."`` (over
+            :data:`MAX_AUDIO_S`), ``"cannot read <path>: <strerror>"``.
     """
     fmt = _raw_format(path, rate, channels, width, encoding)
-    buf = _read_bytes(path)
+    cap = int(MAX_AUDIO_S * rate) * fmt.frame_bytes
+    with _open(path) as f:
+        buf = f.read(cap + 1)
+    _check_length(len(buf), fmt, path)
     used, partial = whole_frames(len(buf), fmt.frame_bytes)
     notes = [partial] if partial else []
     if buf[:4] in RIFF_IDS:

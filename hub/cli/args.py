@@ -35,9 +35,25 @@ AUDIO_SUFFIXES = (
     ".aiff",
     ".wma",
     ".webm",
+    ".pcm",
+    ".raw",
+    ".au",
+    ".snd",
+    ".aifc",
+    ".caf",
+    ".amr",
+    ".3gp",
+    ".mka",
+    ".mp2",
+    ".mp4",
+    ".ac3",
+    ".wv",
+    ".ape",
+    ".spx",
 )
-"""Files a folder contributes: WAV is read; the others are reported one by one as
-unsupported (``bad_input``), never skipped in silence."""
+"""Files a folder contributes (sox's and ffmpeg's audio file types, headerless ``.pcm`` and
+``.raw`` captures included): WAV is read; the others are reported one by one as unsupported
+(``bad_input``), never skipped in silence."""
 
 
 def expand_paths(paths: list[str]) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import signal
 import sys
 
@@ -108,6 +109,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_DASHED_VALUE = re.compile(r"-\.?\d")
+"""A value that starts like a negative number ("-1h", "-5", "-.5"): argparse reads "-1h" as an
+option and says only "expected one argument"."""
+
+
+def _values_joined(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv`` with ``--opt -1h`` written ``--opt=-1h`` for each option of ``parser`` (or of
+    its subcommands) that takes one value, so the option's own check says what it takes
+    ("argument --since: expected an age: a positive number and a unit ...; got '-1h'")."""
+    takes_value = set()
+    stack = [parser]
+    while stack:
+        for action in stack.pop()._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack.extend(action.choices.values())
+            elif action.option_strings and action.nargs is None:
+                takes_value.update(s for s in action.option_strings if s.startswith("--"))
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in takes_value and _DASHED_VALUE.match(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def _setup_logging(verbose: int) -> None:
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(
@@ -139,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     timer threads, then stores (WAL checkpointed, row counts recorded beside them: BC-33).
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_values_joined(parser, sys.argv[1:] if argv is None else argv))
     _setup_logging(getattr(args, "verbose", 0))
     previous = _on_sigterm(_raise_terminated)  # the daemons install their own while they serve
     try:

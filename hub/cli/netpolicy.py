@@ -135,6 +135,24 @@ def open_for(config, unit: Path) -> list[str]:
     return lines
 
 
+def _config_text(path: Path) -> str:
+    """The config's text, read only from a regular file and at most 16 MB (this module runs
+    in a venv of hub alone, without its dependencies: :func:`hub.paths.read_user_text`'s rule
+    with the standard library only).
+
+    Raises:
+        OSError: not a regular file, too large or unreadable.
+        UnicodeDecodeError: not UTF-8.
+    """
+    if not path.is_file():  # a FIFO or device could be read forever
+        raise OSError(f"not a regular file: {path}")
+    with path.open("rb") as f:
+        data = f.read((16 << 20) + 1)
+    if len(data) > 16 << 20:
+        raise OSError(f"larger than 16 MB: {path}")
+    return data.decode("utf-8-sig")
+
+
 def main(argv=None) -> int:
     """``python -m hub.cli.netpolicy --config F --unit U``: open ``U`` for ``F``'s hosts."""
     parser = argparse.ArgumentParser(prog="python -m hub.cli.netpolicy")
@@ -142,7 +160,7 @@ def main(argv=None) -> int:
     parser.add_argument("--unit", required=True, type=Path)
     args = parser.parse_args(argv)
     try:
-        config = tomllib.loads(Path(args.config).read_text(encoding="utf-8"))
+        config = tomllib.loads(_config_text(Path(args.config)))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         print(
             f"netpolicy: {args.config}: {exc}; the unit keeps the LAN-only policy", file=sys.stderr

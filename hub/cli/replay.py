@@ -67,12 +67,13 @@ def _add_replay(sub, shared) -> None:
     p.add_argument(
         "--no-llm", action="store_true", help="rules only: no local language model for this run"
     )
-    p.add_argument(
+    said = p.add_mutually_exclusive_group()  # --score and --expect both say what was said
+    said.add_argument(
         "--score",
         action="store_true",
         help=f"file names are what was said: print the accuracy and each miss; {OOV_RULE}",
     )
-    p.add_argument(
+    said.add_argument(
         "--expect",
         metavar="FILE",
         help="what was said per file (NAME<TAB>SENTENCE lines): print the accuracy",
@@ -207,6 +208,18 @@ def _preload_second_pass(hub) -> None:
         log.warning("second pass not preloaded: %s", exc.message)
 
 
+def _stdin_lines():
+    """stdin's lines as text, each undecodable byte as U+FFFD (so :func:`text_problem`
+    refuses the line), whatever the locale's error handler (strict or surrogateescape)."""
+    raw = getattr(sys.stdin, "buffer", None)
+    if raw is None:  # a text stream put in place of stdin
+        for line in sys.stdin:
+            yield line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return
+    for data in raw:
+        yield data.decode("utf-8", "replace")
+
+
 def run_ask(args) -> int:
     """``hub ask``: one utterance, or one per stdin line with ``-``."""
     from hub.act import timer_out  # lazy: hub --help loads no engine part (act, audio)
@@ -218,8 +231,7 @@ def run_ask(args) -> int:
     if args.text == "-":
         timer_out.print_events(hub.events, out_dir, _emit)
         bad = 0
-        for n, line in enumerate(sys.stdin, 1):
-            line = line.encode("utf-8", "replace").decode("utf-8")  # undecodable bytes
+        for n, line in enumerate(_stdin_lines(), 1):
             problem = text_problem(line.strip())
             if problem:  # one line on stderr, the line skipped; exit code 2 at the end
                 print(f"hub: line {n}: {problem}", file=sys.stderr)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 
 from hub.cli.args import make_hub
 from hub.errors import ConfigError
+
+log = logging.getLogger("hub.satellites")
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
@@ -56,4 +59,6 @@ async def _serve(hub) -> int:
         await serve_satellites(build(hub), stop, ready=lambda: notify("READY=1"))
     finally:
         hub.events.close()
+    if got:  # as `hub run` says it (INFO)
+        log.info("stopped by %s", signal.Signals(got[0]).name)
     return 130 if got and got[0] == signal.SIGINT else 0

@@ -51,7 +51,10 @@ def parse_since(text: str) -> float:
     """``"24h"`` -> 86400.0: a number and a unit (s, m, h, d, w). Raises ArgumentTypeError."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text or "")
     if not m or float(m.group(1)) <= 0:
-        raise argparse.ArgumentTypeError(f"expected an age such as 24h or 7d, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected an age: a positive number and a unit (s, m, h, d or w), e.g. 24h or 7d; "
+            f"got {text!r}"
+        )
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 

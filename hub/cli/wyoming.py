@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import signal
 
 from hub.cli.args import make_hub, settings_for
 from hub.wyoming import DEFAULT_URI
+
+log = logging.getLogger("hub.wyoming")
 
 
 def add_parsers(sub, *, common, inject, store) -> None:
@@ -87,6 +90,8 @@ async def _serve(args, cfg, uri: str, language: str) -> int:
     finally:
         watchdog.cancel()
         await server.stop()
+    if got:  # as `hub run` says it (INFO)
+        log.info("stopped by %s", signal.Signals(got[0]).name)
     return 130 if got and got[0] == signal.SIGINT else 0
 
 

@@ -27,28 +27,28 @@ class AsrSettings:
     """Restrict recognition to the home's vocabulary (grammar built from the intents)."""
     nbest: Annotated[int, Field(ge=1, le=100)] = 5
     """How many alternative transcripts the recognizer returns for the rules to rank."""
-    trailing_silence_ms: Annotated[int, Field(ge=50)] = 500
+    trailing_silence_ms: Annotated[int, Field(ge=50, le=10_000)] = 500
     """Endpointing: this much silence after speech ends the utterance (live input; 500 ms:
     a 0.4 s pause inside a command does not cut it)."""
-    final_silence_ms: Annotated[int, Field(ge=0)] = 300
+    final_silence_ms: Annotated[int, Field(ge=0, le=10_000)] = 300
     """Endpointing: this much silence ends the utterance early when the grammar's best reading is a
     whole sentence (Kaldi's rule; 0: off)."""
-    final_check_ms: Annotated[int, Field(ge=0)] = 150
+    final_check_ms: Annotated[int, Field(ge=0, le=10_000)] = 150
     """Endpointing: the final-state check's decode starts on its own thread after this much
     silence, so its answer is there at ``final_silence_ms``; the utterance keeps this much
     silence after the speech (0: the check runs at ``final_silence_ms``, 300 ms kept)."""
-    max_utterance_s: Annotated[float, Field(ge=0.5)] = 15.0
+    max_utterance_s: Annotated[float, Field(ge=0.5, le=300)] = 15.0
     """Longest utterance fed to the recognizer (live input)."""
-    reject_llr: float = -2.15
+    reject_llr: Annotated[float, Field(ge=-100, le=100)] = -2.15
     """PocketSphinx rejection: below this mean log-likelihood ratio per frame (x1000) against a
     phone loop, speech counts as out of grammar."""
-    reject_llr_question: float = -2.15
+    reject_llr_question: Annotated[float, Field(ge=-100, le=100)] = -2.15
     """PocketSphinx rejection for a hypothesis without side effects (a question, a state or timer
     query: ``side_effects = false`` in the intent catalog): accepted down to this ratio, since a
     wrong answer changes nothing; commands and yes/no keep ``reject_llr``. A value above
     ``reject_llr`` has no effect. Chosen on the synthetic calibration set
     (``scripts/make_asr_calibration.py``)."""
-    confusion_margin: float | None = 20.0
+    confusion_margin: Annotated[float, Field(ge=-1e9, le=1e9)] | None = 20.0
     """PocketSphinx: a command whose reading differs from another grammar sentence only in an action
     word (on/off, open/close, a number) is asked back ("Do you want me to ...?") when that
     sentence's force-aligned acoustic score comes within this margin (ln x 1000) of the reading's;

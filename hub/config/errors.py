@@ -44,6 +44,9 @@ def _bounds(cls, name: str) -> tuple:
 
 def _range(cls, name: str, err: dict) -> str:
     low, high = _bounds(cls, name)
+    if low is None and high is None:  # constraints inside ``X | None``: only the failed one
+        ctx = err.get("ctx", {})
+        low, high = ctx.get("ge", ctx.get("gt")), ctx.get("le", ctx.get("lt"))
     if err["type"] == "greater_than" and high is None:
         return f"must be more than {low}"
     if high is None:

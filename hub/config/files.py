@@ -56,8 +56,11 @@ def _check_paths(settings) -> None:
     if whisper and not (Path(whisper).expanduser() / "model.bin").is_file():
         raise ConfigError(f"asr.whisper_model: no faster-whisper model (model.bin) in {whisper!r}")
     for i, value in enumerate(settings.intents.custom_sentences):
-        if not Path(value).expanduser().exists():
+        path = Path(value).expanduser()
+        if not path.exists():
             raise ConfigError(f"intents.custom_sentences[{i}]: no such file or folder {value!r}")
+        if not (path.is_file() or path.is_dir()):
+            raise ConfigError(f"intents.custom_sentences[{i}]: not a regular file {value!r}")
 
 
 def check_files(settings, nodes=()) -> None:

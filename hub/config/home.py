@@ -3,9 +3,10 @@
 Each check raises :class:`~hub.errors.ConfigError` with one line that starts with the key's
 path: unknown keys of a floor, area or entity; empty names; an unknown domain (``"fna"``); a
 state or feature that the domain does not have (``"lockd"``); two floors, areas or entities
-with the same name (case and spaces ignored, as the rules match names); an area or floor that
-is referenced but not defined; a text where an attribute holds a number
-(``current_temperature = "warm"``). Domains, states and features are data
+with the same name (case and spaces ignored, as the rules match names); an alias that names
+another entity or area too (:func:`alias_clashes`; entities of different areas may share one,
+as a name); an area or floor that is referenced but not defined; a text where an attribute
+holds a number (``current_temperature = "warm"``). Domains, states and features are data
 (``hub/data/domains.toml``, after Home Assistant's entity integrations).
 """
 
@@ -127,6 +128,62 @@ def _entity_key(i: int, item: dict, items, seen: dict) -> str:
     return f"{name}\x00{_norm(item['area'])}"
 
 
+def _spoken(part: str, items) -> dict[str, list[tuple[int, int | None, str]]]:
+    """Every name and alias of ``items`` (case and spaces ignored) -> ``[(index, alias index
+    or None for the name, as written)]``, each item once per name; ConfigError on an alias
+    that is no string."""
+    found: dict[str, list[tuple[int, int | None, str]]] = {}
+    for i, item in enumerate(items):
+        aliases = item.get("aliases", ())
+        for j, alias in enumerate(aliases):
+            if not isinstance(alias, str) or not alias.strip():
+                raise ConfigError(f"home.{part}[{i}].aliases[{j}]: expected a non-empty string")
+        said: list[tuple[int | None, str]] = [(None, item["name"])]
+        said += list(enumerate(aliases))
+        for j, text in said:
+            holders = found.setdefault(_norm(text), [])
+            if all(k != i for k, _, _ in holders):
+                holders.append((i, j, text))
+    return found
+
+
+def alias_clashes(part: str, items) -> list[list[tuple[int, int | None, str]]]:
+    """The names that an alias makes ambiguous: groups of ``(index, alias index or None for
+    the name, as written)`` of two or more ``items`` (``part`` ``"entities"`` or ``"areas"``)
+    called alike, at least one by an alias. An alias names one entity (or area), as a name
+    does; entities in different areas may share it, as they may share a name (BC-50): Home
+    Assistant matches a name and an alias alike and tells such entities apart by area
+    ("Which area?" when none is said or known). Groups of names only are not listed (their
+    own check refuses them). ConfigError on an alias that is no string."""
+    groups = []
+    for holders in _spoken(part, items).values():
+        if len(holders) < 2 or all(j is None for _, j, _ in holders):
+            continue
+        places = [items[i].get("area") for i, _, _ in holders] if part == "entities" else []
+        if places and all(places) and len({_norm(a) for a in places}) == len(places):
+            continue
+        groups.append(holders)
+    return groups
+
+
+def _check_aliases(part: str, items) -> None:
+    """ConfigError naming the first alias of :func:`alias_clashes` and the item it clashes
+    with."""
+    for holders in alias_clashes(part, items):
+        i, j, text = next(h for h in holders if h[1] is not None)
+        other = next(h for h in holders if h[0] != i)[0]
+        why = (
+            "a name shared by two areas cannot be told apart (drop the alias)"
+            if part == "areas"
+            else "a name shared by two devices is told apart only by their areas (give each "
+            "its own area, or drop the alias)"
+        )
+        raise ConfigError(
+            f"home.{part}[{i}].aliases[{j}]: {text!r} also names home.{part}[{other}] "
+            f"({items[other]['name']!r}); {why}"
+        )
+
+
 def _check_entity(i: int, ent: dict, areas: set[str]) -> None:
     path = f"home.entities[{i}]"
     if "domain" not in ent:
@@ -199,6 +256,8 @@ def check_home(home) -> None:
                 f"home.entities[{i}].name: {home.entities[i]['name']!r} in its area is also "
                 f"called {entity_keys(home.entities)[i]!r} as home.entities[{keys.index(key)}]"
             )
+    _check_aliases("areas", home.areas)
+    _check_aliases("entities", home.entities)
     if home.satellite_area and home.satellite_area not in areas:
         raise ConfigError(f"home.satellite_area: no area named {home.satellite_area!r}")
     zone_name = getattr(home, "time_zone", "")

@@ -26,11 +26,11 @@ class MqttSettings:
     """Commands go to ``<prefix>/<domain>/<object_id>/set``, states come from ``.../state``."""
     qos: Annotated[int, Field(ge=1, le=2)] = 1
     """MQTT QoS of commands (1 or 2: a command is done only when the broker acknowledged it)."""
-    timeout_s: Annotated[float, Field(ge=0.01)] = 2.0
+    timeout_s: Annotated[float, Field(ge=0.01, le=120)] = 2.0
     """Longest wait for the TCP connection to the broker, seconds."""
     ack_wait_s: Annotated[float, Field(ge=0, le=60)] = 1.0
     """Longest a turn waits for the broker's PUBACK before saying the action is queued."""
-    action_ttl_s: Annotated[float, Field(ge=1)] = 300.0
+    action_ttl_s: Annotated[float, Field(ge=1, le=604_800)] = 300.0
     """A command not acknowledged within this is dropped and the user told once."""
     client_id: str = ""
     """MQTT client id; empty: ``hub-<hostname>-<8 hex install id>``."""
@@ -91,7 +91,7 @@ class HomeAssistantSettings:
     """Environment variable holding the token when ``token_file`` is empty."""
     timeout_s: Annotated[float, Field(gt=0, le=120)] = 10.0
     """Longest wait for the WebSocket handshake and login, and for one answer, seconds."""
-    action_ttl_s: Annotated[float, Field(ge=1)] = 300.0
+    action_ttl_s: Annotated[float, Field(ge=1, le=604_800)] = 300.0
     """A service call Home Assistant has not answered within this is dropped and the user told once.
     """
     entities: dict[str, dict] = field(default_factory=dict)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 from hub.errors import ConfigError
+from hub.paths import read_user_text
 
 
 def as_tuples(cls, table: dict) -> dict:
@@ -24,9 +25,11 @@ def as_tuples(cls, table: dict) -> dict:
 
 
 def read_toml(path: Path) -> dict:
-    """The parsed TOML file at ``path``; ConfigError (naming the file) when unreadable."""
+    """The parsed TOML file at ``path`` (a leading UTF-8 byte-order mark is dropped);
+    ConfigError (naming the file) when unreadable: also a device or FIFO (``--config
+    /dev/zero``) or a file over :data:`hub.paths.MAX_TEXT_BYTES`, refused before it is read."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_user_text(path)
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

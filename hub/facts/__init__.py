@@ -5,5 +5,7 @@ are never spoken from a language model's own words. Two checks in code, not only
 :mod:`hub.facts.answers` answers a fact question from its source (:func:`~hub.facts.answers.
 route`), and :mod:`hub.facts.claims` finds an LLM answer that claims a fact
 (:func:`~hub.facts.claims.made_up`). :mod:`hub.facts.topics` reads what a question asks (an
-English keyword grammar, no model).
+English keyword grammar, no model); :mod:`hub.facts.changing` finds the facts that change over
+time (who holds an office now, the latest, prices, scores), which no source here holds and a
+model offline only knows as they were.
 """

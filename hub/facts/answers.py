@@ -6,7 +6,8 @@
 ``HassClimateGetTemperature``, ``HassGetState``), a sentence rendered from the clock ("It's
 2026."), or an honest answer when the hub cannot know ("I don't have a forecast.", "I don't
 have a humidity sensor."). :func:`honest_answer` is what is said instead of an LLM answer that
-claimed a fact (:func:`hub.facts.claims.made_up`).
+claimed a fact (:func:`hub.facts.claims.made_up`); about a fact that changes over time
+(:mod:`hub.facts.changing`) that is :data:`~hub.facts.changing.OUT_OF_DATE`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from hub.act.responses import render
+from hub.facts.changing import OUT_OF_DATE, asks_changing, claims_changing
 from hub.facts.topics import (
     MONTHS,
     OUTSIDE_WORDS,
@@ -208,14 +210,19 @@ def _asks_state(text: str) -> bool:
     return asking and bool(set(said) & STATE_WORDS)
 
 
-def honest_answer(question: str, home, now: datetime) -> str:
-    """What to say instead of an LLM answer that claimed a fact: the source's, or "I don't know".
+def honest_answer(question: str, home, now: datetime, claimed: str = "") -> str:
+    """What to say instead of an LLM answer that claimed a fact: the source's, "out of date",
+    or "I don't know".
 
     A question whose fact has a source gets the sentence from the clock or the honest line
-    (:func:`route`); an intent answer (weather, device state) is left to the rules, so this
-    says :data:`UNKNOWN` for those.
+    (:func:`route`); a question about, or a ``claimed`` sentence stating, a fact that changes
+    over time (:mod:`hub.facts.changing`) gets :data:`~hub.facts.changing.OUT_OF_DATE`; an
+    intent answer (weather, device state) is left to the rules, so this says :data:`UNKNOWN`
+    for those and for the rest.
     """
     fact = route(question, home, now)
     if fact is not None and fact.response and not foreign_words(question, home):
         return fact.response
+    if asks_changing(question) or claims_changing(claimed):
+        return OUT_OF_DATE
     return UNKNOWN

@@ -1,15 +1,17 @@
 """Does a language model's answer claim a fact? Checked in code, not only in a prompt.
 
 :func:`made_up` checks LLM answer text before it is spoken: a number with a unit, a year, a
-weekday or month name, a clock time, a weather word, or a device of the home with a state word
-makes the sentence a claimed fact; the graph then says :func:`hub.facts.answers.honest_answer`
-instead. Part of :mod:`hub.facts`.
+weekday or month name, a clock time, a weather word, a device of the home with a state word,
+or a fact that changes over time ("currently ...", an office held by a name, a price:
+:func:`hub.facts.changing.claims_changing`) makes the sentence a claimed fact; the graph then
+says :func:`hub.facts.answers.honest_answer` instead. Part of :mod:`hub.facts`.
 """
 
 from __future__ import annotations
 
 import re
 
+from hub.facts.changing import claims_changing
 from hub.facts.topics import MONTHS, STATE_WORDS, WEATHER_WORDS, WEEKDAYS, named_entity, words
 
 _UNIT = (
@@ -56,13 +58,14 @@ _CLAIMS = [
 
 
 def made_up(answer: str, home=None) -> bool:
-    """True when ``answer`` states a time, date, year, weather, measurement or device state.
+    """True when ``answer`` states a time, date, year, weather, measurement, device state or
+    a fact that changes over time (:func:`hub.facts.changing.claims_changing`).
 
     Args:
         answer: text a language model wrote.
         home: when given, naming one of its devices together with a state word counts too.
     """
-    if any(p.search(answer) for p in _CLAIMS):
+    if any(p.search(answer) for p in _CLAIMS) or claims_changing(answer):
         return True
     if home is not None:
         said = set(words(answer))

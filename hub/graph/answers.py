@@ -44,6 +44,11 @@ ACT_FAILED = "Sorry, I couldn't do that right now."
 NOTHING_TO_CONFIRM = "There's nothing to confirm."
 """The answer to a "yes" when no question is waiting (or it was asked too long ago)."""
 
+NOT_SAVED = "I couldn't save that yet, so it may be lost when I stop."
+"""Said after a change (a list item, a timer, an alarm) the store could not take in the turn
+(locked by another process, read-only, damaged): it is held and written when the store can
+(:mod:`hub.store.held`), but never claimed as kept."""
+
 CANCELLED = "Okay, I won't."
 """The answer to a "no" after "Do you want me to ...?"."""
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from hub.graph import nodes, synthesis
+from hub.graph import intake, nodes, synthesis
 from hub.graph.confirmation import needs_confirmation
 from hub.graph.guard import BREAKER_OPEN, Body, guarded
 from hub.graph.state import TurnContext, TurnState
@@ -279,7 +279,7 @@ def _plain(fn: Callable[[TurnState, TurnContext], dict]):
 
 
 PLAIN = {
-    FINGERPRINT: nodes.fingerprint,
+    FINGERPRINT: intake.fingerprint,
     CONFIRM: nodes.confirm,
     FAQ: nodes.faq,
     RESPOND: nodes.respond,
@@ -287,7 +287,7 @@ PLAIN = {
     PLACEHOLDER: synthesis.placeholder,
     RELAXED: nodes.relaxed,
     NO_SPEECH: nodes.no_speech,
-    CACHED_TRANSCRIPT: nodes.cached_transcript,
+    CACHED_TRANSCRIPT: intake.cached_transcript,
 }
 """Nodes without an engine: they never fail."""
 

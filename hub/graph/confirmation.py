@@ -166,6 +166,13 @@ _VERB_INTENTS = frozenset(k[1] or k[0] for k in _VERBS) - {None}
 asked back in the words it was heard in ("set a timer for 5 minutes")."""
 
 
+def _numbers(slots) -> bool:
+    """True when a slot holds a number (a brightness, position, volume, temperature): the
+    question must say it ("set the kitchen light to 60 percent", not "change the Kitchen
+    Light"), since a misheard number is what it asks about."""
+    return any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in slots.values())
+
+
 def _one_question(home, match, names: tuple[str, ...]) -> str:
     """``"unlock the Front Door"`` for one match."""
     slots = match.slots
@@ -176,8 +183,8 @@ def _one_question(home, match, names: tuple[str, ...]) -> str:
     alarm = asked_back(match.intent, slots)  # an alarm or reminder: what it would set
     if alarm is not None:
         return alarm
-    if match.text and match.intent not in _VERB_INTENTS:  # a timer, a list, a media search
-        return match.text  # asked in the words heard, not as a device change
+    if match.text and (match.intent not in _VERB_INTENTS or _numbers(slots)):
+        return match.text  # a timer, a list, a number: in the words heard, not "change the X"
     first = home.entity(names[0]) if names else None
     domain = first.domain if first is not None else slots.get("domain")
     verb = _VERBS.get((domain, match.intent)) or _VERBS.get((match.intent, None), "change")

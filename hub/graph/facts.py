@@ -9,7 +9,8 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from hub.facts.answers import NO_FORECAST, route
-from hub.facts.topics import foreign_words
+from hub.facts.changing import OUT_OF_DATE, asks_changing
+from hub.facts.topics import foreign_words, topic
 from hub.facts.topics import words as _words
 from hub.intents.delay import DELAY_WORDS
 from hub.intents.match import IntentMatch
@@ -75,6 +76,8 @@ FACT_INTENTS = frozenset(
     }
 )
 """Read-only intents that state a fact: the answer is the home's, here and now."""
+CLOCK_INTENTS = frozenset({"HassGetCurrentTime", "HassGetCurrentDate", "HassGetWeather"})
+"""Fact intents that a question about something else may be misread as by the fuzzy matcher."""
 
 SHIFT_WORDS = frozenset(
     {
@@ -132,7 +135,9 @@ def beyond_source(home: Home, text: str, matches: list, *, check_names: bool = T
     ``[home]``; a question about another time ("how warm was it yesterday", "what time will
     it be in two hours"), another place ("what time is it in Tokyo", "the temperature in the
     garage" with no such area) or a device whose name was not said ("is the back door locked"
-    matched to the Front Door by the fuzzy matcher) gets an honest line instead of a fact.
+    matched to the Front Door by the fuzzy matcher) gets an honest line instead of a fact; so
+    does a question about something else that changes over time read as the time, date or
+    weather ("what is the latest version of python": :data:`~hub.facts.changing.OUT_OF_DATE`).
     """
     if (
         len(matches) != 1 or matches[0].intent not in FACT_INTENTS or "later_s" in matches[0].slots
@@ -140,6 +145,8 @@ def beyond_source(home: Home, text: str, matches: list, *, check_names: bool = T
         return None
 
     match, words = matches[0], _words(text)
+    if match.intent in CLOCK_INTENTS and topic(text) is None and asks_changing(text):
+        return OUT_OF_DATE  # "what is the latest version of python" read as the date
     if DELAY_WORDS.search(text):  # "the weather in an hour"
         return NO_FORECAST if match.intent == "HassGetWeather" else NOT_HERE_AND_NOW
     if set(words) & SHIFT_WORDS:
@@ -149,6 +156,23 @@ def beyond_source(home: Home, text: str, matches: list, *, check_names: bool = T
         for name in (*home.areas, *home.floors, *(e.name for e in home.entities))
         for w in _words(name)
     }
+    if _elsewhere(home, words):
+        return NOT_HERE_AND_NOW
+    if not check_names:  # the fact route chose its source on purpose (a humidity sensor)
+        return None
+    named = [n for n in match.entities if match.slots.get("name")]
+    if named and not any(mentioned(n, text) for n in named):
+        return NO_SUCH_DEVICE
+    for i, word in enumerate(words[1:], 1):  # "the back door": a kind of device named ...
+        before = words[i - 1]
+        if word in DEVICE_WORDS and before not in _DETERMINERS and before not in known:
+            return NO_SUCH_DEVICE  # ... by a word no entity or area of the home has
+    return None
+
+
+def _elsewhere(home: Home, words: list[str]) -> bool:
+    """True when ``words`` name a place ("in Tokyo", "at the office") that is none of the
+    home's areas, floors or weather entities."""
     where = {
         w
         for name in (
@@ -170,18 +194,7 @@ def beyond_source(home: Home, text: str, matches: list, *, check_names: bool = T
         ]
         if p not in here
     ]
-    if any(p not in where for p in places):
-        return NOT_HERE_AND_NOW
-    if not check_names:  # the fact route chose its source on purpose (a humidity sensor)
-        return None
-    named = [n for n in match.entities if match.slots.get("name")]
-    if named and not any(mentioned(n, text) for n in named):
-        return NO_SUCH_DEVICE
-    for i, word in enumerate(words[1:], 1):  # "the back door": a kind of device named ...
-        before = words[i - 1]
-        if word in DEVICE_WORDS and before not in _DETERMINERS and before not in known:
-            return NO_SUCH_DEVICE  # ... by a word no entity or area of the home has
-    return None
+    return any(p not in where for p in places)
 
 
 DEVICE_WORDS = frozenset(

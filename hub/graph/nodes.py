@@ -1,12 +1,12 @@
 """The work of each graph node: ``body(state, ctx) -> state update``.
 
-``ctx`` is the turn's :class:`~hub.graph.state.TurnContext` (LangGraph's runtime context):
-the engines, store, conversation, home, settings, fixed answers, timers and clock; nothing
-else is reachable from here. Guarded bodies (the ones that run an engine) also get the
-``cancel`` event set when their time is up: ``body(state, ctx, cancel)``. They raise
-:class:`~hub.errors.HubError` on failure; :func:`hub.graph.guard.guarded` turns that into
-routed state. Bodies without an engine (fingerprint, respond, the fallback levels) never fail.
-The nodes that make the answer's audio are in :mod:`hub.graph.synthesis`.
+``ctx`` is the turn's :class:`~hub.graph.state.TurnContext` (LangGraph's runtime context): the
+engines, store, conversation, home, settings, fixed answers, timers and clock; nothing else is
+reachable from here. Guarded bodies (the ones that run an engine) also get the ``cancel`` event
+set when their time is up (``body(state, ctx, cancel)``) and raise :class:`~hub.errors.HubError`
+on failure, which :func:`hub.graph.guard.guarded` routes. Bodies without an engine
+(respond, the fallback levels) never fail. The input nodes are in :mod:`hub.graph.intake`,
+the audio ones in :mod:`hub.graph.synthesis`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from hub.act.timing import in_area  # a timer set in a room rings in that room
 from hub.devices.queued import all_sent, queued_update
 from hub.errors import TimeoutError_
 from hub.facts.answers import honest_answer
+from hub.facts.changing import OUT_OF_DATE, asks_changing
 from hub.facts.claims import made_up
-from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_UNDERSTOOD
+from hub.graph.answers import ACT_FAILED, NOT_CAUGHT, NOT_SAVED, NOT_UNDERSTOOD
 from hub.graph.confirmation import (
     NOTHING_TO_CANCEL,
     confirmation_answer,
@@ -42,51 +43,12 @@ from hub.intents.reference import resolve_reference
 from hub.llm.guard import Refusal, delayed, mentioned, to_match
 from hub.llm.markup import clean_answer
 from hub.llm.parse import Rejection, Vocabulary, check_output
-from hub.store.recall import recall, remember
+from hub.store.recall import remember
 
 log = logging.getLogger("hub.graph")
 
 
-# -- input ------------------------------------------------------------------------------------
-def fingerprint(state: TurnState, ctx: TurnContext) -> dict:
-    """Text input passes through; audio gets a fingerprint, and the cached transcript if any (L1).
-
-    A question asked in the previous turn ("Do you want me to ...?") is taken here: only this
-    turn may answer it, so silence or a failed recognition cancels it too.
-    """
-    taken = ctx.conversation.take_confirmation()
-    if taken is not None and not isinstance(taken, (tuple, list)):
-        taken = (taken,)  # one match asked about
-    pending = {
-        "pending": tuple(taken) if taken else None,
-        "asked": ctx.conversation.take_slot(),
-    }  # "Which area do you mean?"
-    typed = state.get("text")
-    if typed is not None:
-        text = typed.strip()
-        return {"transcript": text, "alternatives": [text], **pending}
-    samples = ctx.samples
-    if samples is None or len(samples) == 0 or state.get("silent"):
-        return pending
-
-    update = recall(ctx.store, ctx.fingerprint_key, ctx.settings.store, samples)
-    ctx.fingerprint = update.pop("fingerprint", None)  # arrays: the turn's, not the state's
-    return {**update, **pending}
-
-
-def cached_transcript(state: TurnState, ctx: TurnContext) -> dict:
-    """L1 when ASR failed: the transcript of the most similar utterance heard before."""
-    found = state.get("l1")
-    if not found or not found.get("transcript"):
-        return {}
-    return {
-        "transcript": found["transcript"],
-        "alternatives": found["alternatives"] or [found["transcript"]],
-        "cache_hit": True,
-        "fallback_level": max(state.get("fallback_level", 0), 1),
-    }
-
-
+# -- recognition ------------------------------------------------------------------------------
 def asr(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     """Recognize the utterance; keep every segment said before a pause (BC-07)."""
     engine = ctx.engines.asr()
@@ -231,9 +193,14 @@ def llm_answer(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> d
     Each sentence goes to the turn's :class:`~hub.graph.streaming.AnswerSpeech` as soon as
     the model finishes it: it is spoken on its own thread (outside this node's budget) while
     the next one is generated, and a retry never says a sentence twice. An answer with
-    nothing speakable is "nothing to say" (BC-08): no error, nothing spoken.
+    nothing speakable is "nothing to say" (BC-08): no error, nothing spoken. A question about
+    what changes over time (:func:`hub.facts.changing.asks_changing`) is not asked of the
+    model: :data:`~hub.facts.changing.OUT_OF_DATE`.
     """
     speech, question = ctx.answer_speech(state["started"]), state["transcript"]
+    if asks_changing(question):  # who holds an office now, the latest ...: stale at best
+        log.info("question about what changes over time, not asked of the llm: %r", question)
+        return {"response": OUT_OF_DATE, "source": "llm"}
     sentences = ctx.engines.llm().answer(question, cancel)
     try:
         for piece in sentences:
@@ -242,7 +209,7 @@ def llm_answer(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> d
                 log.info("llm answer claimed a fact, not said: %r", text)
                 if not speech.sentences:
                     return {
-                        "response": honest_answer(question, ctx.home, ctx.clock.now()),
+                        "response": honest_answer(question, ctx.home, ctx.clock.now(), text),
                         "source": "llm",
                     }
                 break
@@ -280,6 +247,7 @@ def confirm(state: TurnState, ctx: TurnContext) -> dict:
 def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     """Carry out each matched intent once, keyed by the turn id (idempotency key)."""
     actor, devices, now = ctx.engines.actor(), ctx.engines.devices(), ctx.clock.monotonic
+    unsaved = getattr(ctx.store, "unsaved_writes", 0)  # a change the store cannot take: said
     outcomes = [
         actor.execute(in_area(m, ctx.conversation.area), idempotency_key=f"{state['turn_id']}:{i}")
         for i, m in enumerate(state["matches"])
@@ -296,6 +264,8 @@ def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     record_turn(ctx.conversation, ctx.home, state["matches"], outcomes)  # what "it" means
     first = state["matches"][0]
     response = join_sentences(o.response for o in outcomes)
+    if getattr(ctx.store, "unsaved_writes", 0) > unsaved:
+        response = join_sentences([response, NOT_SAVED])
     done = all(o.ok for o in outcomes) and all_sent(sent)
     update = {
         "outcomes": outcomes,

@@ -20,7 +20,7 @@ from pathlib import Path
 from rapidfuzz import fuzz, process
 
 from hub.errors import ConfigError
-from hub.paths import DATA_DIR
+from hub.paths import DATA_DIR, read_user_text
 
 PLACEHOLDER_TEXT = "Sorry, I can't do that right now."
 """Fallback level 4: spoken from audio rendered at start-up, so it plays even when TTS is down."""
@@ -75,7 +75,7 @@ class FaqMatch:
 def _load_entries(path: Path) -> list[tuple[str, str]]:
     """``(normalised question, answer)`` pairs from a FAQ file; ConfigError names the path."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_user_text(path))
     except OSError as exc:
         raise ConfigError(f"resilience.faq: cannot read {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -310,7 +310,9 @@ def name_values(home: Home) -> list[TextSlotValue]:
     """The ``name`` list's values (BC-50): each said name once (``out`` the name itself, so
     same-named entities in two areas stay one value that the area tells apart), and each alias
     with ``out`` its entity's key ("big light" -> "Kitchen Light", as Home Assistant's alias
-    values map to the entity's name)."""
+    values map to the entity's name); an alias that entities of two areas share (one's name,
+    another's alias) is one value too, ``out`` the alias itself (:meth:`Home.called` gives
+    them all; the area tells them apart)."""
     values, seen = [], set()
     for entity in home.entities:
         for i, said in enumerate(entity.spoken):
@@ -318,6 +320,8 @@ def name_values(home: Home) -> list[TextSlotValue]:
                 continue
             seen.add(said.casefold())
             out = (entity.said or entity.name) if i == 0 else entity.name
+            if home.shared(said):
+                out = said
             values.append(TextSlotValue(TextChunk(said), out, _name_context(entity)))
     return values
 

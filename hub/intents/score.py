@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hub.paths import read_user_text
+
 
 def slots_equal(got: dict, want: dict) -> bool:
     """Case-insensitive slot comparison; numbers compare as numbers."""
@@ -68,9 +70,11 @@ def read_expect(path: Path) -> dict[str, str]:
 
     Raises:
         ValueError: a line has no separator (the message names the line number).
+        OSError: unreadable, not a regular file, or too large (:func:`hub.paths.read_user_text`).
+        UnicodeDecodeError: not UTF-8.
     """
     table = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_user_text(path).splitlines(), 1):
         line = line.split("#", 1)[0].rstrip() if not line.lstrip().startswith("#") else ""
         if not line.strip():
             continue

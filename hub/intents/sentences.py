@@ -23,7 +23,7 @@ from home_assistant_intents import get_intent_info, get_intents
 from hub.errors import ConfigError
 from hub.home import Home
 from hub.intents import catalog
-from hub.paths import DATA_DIR
+from hub.paths import DATA_DIR, read_user_text
 
 SENTENCES_DIR = DATA_DIR / "sentences"
 
@@ -118,6 +118,8 @@ def _custom_files(paths: Sequence[str]) -> list[Path]:
             files.extend(sorted(path.rglob("*.yaml")))
         elif path.is_file():
             files.append(path)
+        elif path.exists():  # a FIFO or device: it could be read forever
+            raise ConfigError(f"intents.custom_sentences: not a regular file: {raw}", node="rules")
         else:
             raise ConfigError(
                 f"intents.custom_sentences: no such file or folder: {raw}", node="rules"
@@ -132,8 +134,12 @@ def _read_yaml(path: Path) -> dict:
         ConfigError: unreadable, not YAML, or not a mapping.
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_user_text(path))
+    except OSError as exc:
+        raise ConfigError(
+            f"intents.custom_sentences: cannot read {path}: {exc.strerror or exc}", node="rules"
+        ) from None
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"intents.custom_sentences: {path}: {exc}", node="rules") from None
     if not isinstance(data, dict):
         raise ConfigError(f"intents.custom_sentences: {path}: expected a mapping", node="rules")

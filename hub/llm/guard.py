@@ -206,7 +206,7 @@ def refuse(result, transcript: str) -> Refusal | None:
     for key, value in slots.items():
         problem = check_slot(key, value)
         if problem:
-            return Refusal("bad_value", f"Sorry, I can't do that: {problem}.")
+            return Refusal("bad_value", "")
     targets = [slots[k] for k in ("name", "area") if isinstance(slots.get(k), str)]
     if result.intent in DEVICE_INTENTS and not targets:
         return Refusal("no_target", "Which device do you mean?")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import os
 import re
 import socket
 from pathlib import Path
@@ -22,6 +23,7 @@ from urllib.request import Request, urlopen
 from hub import __version__
 from hub.errors import BadInputError, TransientError
 from hub.models.progress import Progress
+from hub.paths import open_regular
 
 NETWORK_TIMEOUT_S = 30.0
 """Seconds to wait for a connection, and for each read of the body."""
@@ -107,8 +109,8 @@ def _open_local(path: Path, offset: int) -> tuple[BinaryIO, int, int]:
         BadInputError: the file cannot be read.
     """
     try:
-        handle = path.open("rb")
-        size = path.stat().st_size
+        handle = open_regular(path)  # a FIFO or device could be read forever
+        size = os.fstat(handle.fileno()).st_size
     except OSError as exc:
         raise BadInputError(f"cannot read {path}: {exc.strerror or exc}", node="models") from None
     start = offset if offset <= size else 0
@@ -127,7 +129,7 @@ def _hash_prefix(part: Path, length: int) -> "hashlib._Hash":
     """A sha256 object fed with the first ``length`` bytes of ``part``."""
     hasher = hashlib.sha256()
     if length:
-        with part.open("rb") as handle:
+        with open_regular(part) as handle:
             while chunk := handle.read(min(CHUNK_BYTES, length)):
                 hasher.update(chunk)
                 length -= len(chunk)

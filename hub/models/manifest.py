@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from hub.errors import ConfigError
-from hub.paths import DATA_DIR
+from hub.paths import DATA_DIR, read_user_text
 
 DEFAULT_MANIFEST = DATA_DIR / "models.toml"
 UNKNOWN_SHA256 = "unknown"
@@ -150,7 +150,7 @@ def load_manifest(path: str | os.PathLike | None = None) -> dict[str, Model]:
     """
     path = manifest_path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_user_text(path))
     except OSError as exc:
         raise ConfigError(f"cannot read model manifest {path}: {exc.strerror or exc}",
                           node="models") from None

@@ -19,6 +19,7 @@ from hub.errors import ConfigError
 from hub.models.download import sha256_file
 from hub.models.manifest import manifest_path
 from hub.models.verify import VerifyReport
+from hub.paths import read_user_text
 
 _KEYS = {"name", "kind", "license", "package", "module", "entry", "description", "file"}
 
@@ -90,8 +91,8 @@ def load_packaged(path: str | os.PathLike | None = None) -> dict[str, PackagedMo
     """
     path = manifest_path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = tomllib.loads(read_user_text(path))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read model manifest {path}: {exc}", node="models") from None
     return {m.name: m for m in (_parse(t, f"packaged[{i}]")
                                 for i, t in enumerate(data.get("packaged", [])))}

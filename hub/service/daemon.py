@@ -106,11 +106,12 @@ def _stop_listener(hub, sup, gate):
     return StopListener(
         lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
         StopRecognizer(engine),
-        sup.on_stop_word,
+        sup.over.on_heard,
         gate.is_echo,
         hold=sup.speaker.hold,
         release=sup.speaker.release,
         detail=gate.detail,
+        replies=sup.over.replies,
     )
 
 

@@ -14,8 +14,8 @@ Threads, each with one job (style.md 4):
 The main thread only handles signals (:func:`hub.service.daemon.run_daemon`): SIGTERM and
 SIGINT call :meth:`Supervisor.stop`, SIGHUP :meth:`Supervisor.swap_hub`.
 
-A capture is never dropped without a trace line saying why, and a reply overlapping a wake
-detection is held and decided (issue 18): :mod:`hub.service.held`.
+A capture is never dropped without a trace line saying why; a reply overlapping a wake
+detection is held (:mod:`hub.service.held`), one said over playback acted on (``overlap``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from hub.audio.format import RATE
 from hub.service.held import WAKE_GRACE_S, decide, interrupt
 from hub.service.notify import StatusLine, notify, ready
+from hub.service.overlap import OverPlayback
 from hub.service.stopword import stop_armed
 from hub.trace import DROP_REASONS, LineWriter, capture_line
 
@@ -81,6 +82,10 @@ class Supervisor:
     ):
         self.hub, self.capture, self.speaker, self.wake = hub, capture, speaker, wake
         self.gate, self.stop_word, self.device = gate, stop_word, device
+        self.over = OverPlayback(
+            lambda: self.hub, speaker, self._queue_over, lambda x: self.lines(x), self._count_barge
+        )
+        """What a phrase heard over playback does (:mod:`hub.service.overlap`)."""
         self.stopper = None
         """The :class:`hub.service.stopword.StopListener` heard while the hub plays or a timer
         or alarm rings (also between its rings), or None."""
@@ -216,6 +221,12 @@ class Supervisor:
         with a trace line (:meth:`_interrupted`), never lost silently.
         """
         self.gate.heard(block, at=read_at)
+        late = self.over.late_reply()
+        if late is not None:  # said over the question's end: the window's turn (overlap.py)
+            self._followup.clear()
+            self._utterances.put((late, "silence", read_at, "followup"))
+            if endpointer is not None and self._kind == "followup":
+                return None  # the window this reply answers
         if endpointer is None and self._followup.is_set():
             self._followup.clear()
             log.info(
@@ -224,6 +235,9 @@ class Supervisor:
             self.set_state(State.CAPTURING)
             endpointer = self._make_endpointer(self.hub.settings.wake.followup_s)
             self._kind = "followup"
+            begun = self.stopper.take() if self.stopper is not None else None
+            if begun is not None and not self.gate.is_echo(begun.size / 16000):  # a reply begun
+                endpointer.push(begun)
         woke = self._detected(block, only_stop=False, at=read_at)
         if woke:
             if endpointer is not None:
@@ -236,11 +250,9 @@ class Supervisor:
             self._kind = "wake"
             return self._make_endpointer(self.hub.settings.wake.speech_timeout_s)
         if endpointer is None:
-            if self.stopper is not None:
-                self.stopper.hear(block, armed=stop_armed(self.hub, self.speaker))
+            if self.stopper is not None:  # to the end of an utterance begun while it played
+                self.stopper.hear(block, stop_armed(self.hub, self.speaker))
             return None
-        if self.stopper is not None:
-            self.stopper.reset()  # a capture is open: the stop listener hears nothing of it
         ended = endpointer.push(block)
         if self._held is not None:
             going_on = self._held_step(self._held, block, endpointer, read_at, ended)
@@ -316,25 +328,13 @@ class Supervisor:
             log.info("barge-in: playback stopped by the %s", "wake word" if woke else "stop word")
         return woke
 
-    def on_stop_word(self, text: str) -> None:
-        """The stop listener heard ``text`` while the hub played or a timer or alarm rang
-        (:func:`hub.service.stopword.stop_armed`): stop playback, and the ringing with it
-        (one event line on stdout)."""
-        cut = self.speaker.cancel()
-        update = self.hub.events.stop_request("stop")
-        log.info(
-            "stop word %r: playback %s%s",
-            text,
-            "stopped" if cut else "had ended",
-            ", timer stopped" if update else "",
-        )
-        if cut:
-            self.barge_ins += 1
-        self._emit({"event": "stopped", "said": text, "playback": cut, "timer": update is not None})
+    def _queue_over(self, audio, capture: str) -> None:  # said over playback (overlap.py)
+        log.info("utterance of %.2f s (heard over playback: %s)", audio.size / RATE, capture)
+        self.set_state(State.ANSWERING)
+        self._utterances.put((audio, "silence", time.monotonic(), capture))
 
-    def _emit(self, line: dict) -> None:
-        """One JSON line on the trace output (:attr:`lines`: one line at a time)."""
-        self.lines(line)
+    def _count_barge(self) -> None:
+        self.barge_ins += 1
 
     def _dropped(self, reason: str, endpointer=None, kind: str = "wake", **extra) -> None:
         """A capture ends without a turn: one ``capture_dropped`` event line saying why
@@ -342,7 +342,7 @@ class Supervisor:
         ``extra``: more fields, e.g. ``error``) and a log line."""
         line = capture_line(reason, endpointer, kind, **extra)
         log.info("capture dropped (%s): %s", reason, DROP_REASONS.get(reason, reason))
-        self._emit(line)
+        self.lines(line)
 
     def _utterance(self, endpointer, read_at: float, kind: str, overlap: bool = False) -> None:
         """The capture ended: its audio is queued as a turn, or (no speech) dropped with a
@@ -365,7 +365,7 @@ class Supervisor:
             samples, reason, _ended_at, capture = item
             hub = self.hub
             self.speaker.start_turn()
-            result = None
+            result, cuts = None, self.speaker.cancelled
             try:
                 result = hub.answer_audio(samples, file=None)
             except Exception as exc:  # one failed turn must not end the daemon
@@ -383,14 +383,16 @@ class Supervisor:
                 self.turns += 1
                 result.trace["endpoint"] = reason  # silence / cap: what ended the utterance
                 result.trace["capture"] = capture  # wake, followup, always, wake_overlap
-                self._emit(result.trace)
+                self.lines(result.trace)
             self.speaker.wait()  # follow-up opens only after the last block was handed over
             if self._stopped.is_set():
                 continue
-            if (
+            if (  # a question cut short (barge-in) or already answered over it: no window
                 result is not None
                 and hub.conversation().awaiting_answer
                 and hub.settings.wake.followup_s > 0
+                and self.speaker.cancelled == cuts
+                and self._utterances.empty()
             ):
                 self._followup.set()
             if self._utterances.empty():

@@ -19,7 +19,7 @@ from hub.store.rows import replace_all
 log = logging.getLogger("hub.store.alerts")
 
 _COLUMNS = ("id", "kind", "label", "recurrence", "wall", "zone", "next_fire", "state", "target")
-_TIMES = ("next_fire", "due_at")
+_TIMES = ("next_fire", "due_at", "snoozed_from")
 
 
 class NaiveDatetimeError(ValueError):
@@ -75,7 +75,8 @@ def from_row(record_text: str) -> tuple[dict, bool]:
 def stored_alerts(store, alerts: list[dict] | None = None) -> list[dict]:
     """With ``alerts``, replace the table's rows by them (one transaction); return the rows
     stored. Raises NaiveDatetimeError for a naive instant (nothing written); a failed SQL
-    write is logged by the store and ``alerts`` returned. Migrated naive rows are rewritten."""
+    write is logged by the store, held until it can be written (:mod:`hub.store.held`) and
+    ``alerts`` returned. Migrated naive rows are rewritten."""
     rows = [to_row(a) for a in alerts] if alerts is not None else None
 
     def replace(db):
@@ -87,8 +88,10 @@ def stored_alerts(store, alerts: list[dict] | None = None) -> list[dict]:
             [tuple(r[k] for k in (*_COLUMNS, "record")) for r in rows],
         )
 
-    if rows is not None and not store._run("alerts", replace, False):
-        return alerts
+    if rows is not None and not store.write_state(
+        "alerts", "alerts", replace, "the alarms and reminders"
+    ):
+        return alerts  # held: written when the store can
     got = store._run(
         "alerts read",
         lambda db: db.conn.execute("SELECT record FROM alerts ORDER BY next_fire, id").fetchall(),

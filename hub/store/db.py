@@ -29,6 +29,7 @@ from hub.settings import StoreSettings
 from hub.store import losses, recover, schema, walcheck
 from hub.store.cache import CacheMixin
 from hub.store.fpindex import FingerprintIndex
+from hub.store.held import HeldMixin
 from hub.store.journal import JournalMixin
 from hub.store.outbox import OutboxMixin
 from hub.store.retention import start_background
@@ -87,7 +88,7 @@ def condition_of(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-class Store(CacheMixin, JournalMixin, OutboxMixin, TimersMixin):
+class Store(CacheMixin, JournalMixin, OutboxMixin, TimersMixin, HeldMixin):
     """A connection to the hub's SQLite file (thread-safe: one connection per thread).
 
     Args:
@@ -139,7 +140,7 @@ class Store(CacheMixin, JournalMixin, OutboxMixin, TimersMixin):
         self._mem_breakers: list[dict] = []
         self._mem_outbox: dict[str, dict] = {}
         self._touched: dict[tuple[str, object], float] = {}
-
+        self._init_held()
         self._fp_index = FingerprintIndex()
 
     # -- connection -------------------------------------------------------------------------

@@ -37,7 +37,8 @@ def transaction(db, sql: str, rows: list) -> None:
 
 
 class JournalMixin:
-    """Journal, breaker events, kv; needs ``_run``, ``clock`` and the ``_mem_*`` fields."""
+    """Journal, breaker events, kv; needs ``_run``, ``write_state``, ``flush_held``, ``clock``
+    and the ``_mem_*`` fields."""
 
     def journal(self, trace: dict) -> bool:
         """Append a turn's trace (JSON-able dict) to the journal; False if it is kept in memory."""
@@ -118,24 +119,24 @@ class JournalMixin:
         )
         return json.loads(row[0]) if row else None
 
-    def kv_set(self, key: str, value) -> bool:
-        """Store a JSON-able ``value`` under ``key``; False if the write failed."""
-        return bool(
-            self._run(
-                "kv",
-                lambda db: (
-                    db.execute(
-                        "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)",
-                        [key, json.dumps(value)],
-                    )
-                    and True
-                ),
-                False,
-            )
+    def kv_set(self, key: str, value, label: str = "") -> bool:
+        """Store a JSON-able ``value`` under ``key``; False if the write failed (it is then
+        held and written when the store can: :meth:`hub.store.held.HeldMixin.write_state`,
+        ``label`` naming it for the user)."""
+        text = json.dumps(value)
+        return self.write_state(
+            f"kv:{key}",
+            "kv",
+            lambda db: bool(
+                db.execute("INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", [key, text])
+            ),
+            label,
         )
 
     def flush_memory(self) -> None:
-        """Write out what waited in memory (journal, breaker events, outbox) if it can now."""
+        """Write out what waited in memory (journal, breaker events, outbox, the user's data
+        held: :meth:`hub.store.held.HeldMixin.flush_held`) if it can now."""
+        self.flush_held()
         self._write_held("_mem_journal", "journal", JOURNAL_SQL, [])
         self._write_held("_mem_breakers", "breaker event", BREAKER_SQL, [])
         self.flush_outbox()

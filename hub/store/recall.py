@@ -10,6 +10,7 @@ once by the orchestrator).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from hub.store import fingerprint as fpm
@@ -17,7 +18,9 @@ from hub.store import fingerprint as fpm
 log = logging.getLogger("hub.store.recall")
 
 
-def recall(store, key: str, cfg, samples) -> dict:
+def recall(
+    store, key: str, cfg, samples, strict_ok: Callable[[str], bool] = lambda text: True
+) -> dict:
     """State update for int16 16 kHz ``samples``: ``fingerprint`` (a Fingerprint or None),
     and ``transcript``/``alternatives``/``cache_hit`` on a strict hit, or ``l1`` =
     ``{transcript, alternatives, similarity}`` on a loose one.
@@ -27,8 +30,12 @@ def recall(store, key: str, cfg, samples) -> dict:
         key: the fingerprint context key.
         cfg: :class:`hub.settings.StoreSettings` (the thresholds).
         samples: the utterance.
+        strict_ok: ``strict_ok(transcript)`` -> False for a transcript that a similar
+            utterance must never stand for (one with a number: a "90" said like an earlier
+            "19" matched it strictly); such a match is only ``l1``.
 
-    The same samples heard before (sha256) are a strict hit before any features are computed.
+    The same samples heard before (sha256) are a strict hit before any features are computed,
+    whatever the transcript (the same audio).
     """
     if store is not None:
         try:
@@ -56,7 +63,7 @@ def recall(store, key: str, cfg, samples) -> dict:
     if found is None:
         return {"fingerprint": fp}
     text, alternatives, sim = found
-    if sim >= cfg.fingerprint_strict and text:
+    if sim >= cfg.fingerprint_strict and text and strict_ok(text):
         return {
             "fingerprint": fp,
             "transcript": text,

@@ -2,7 +2,8 @@
 
 :func:`prune` does one round; :func:`start_background` runs it in a daemon thread every
 ``[store] maintenance_s``, so no turn ever waits for it (its writes are small batches, each
-its own short transaction, and a turn's write waits at most the busy timeout).
+its own short transaction, and a turn's write of the user's data waits at most
+:data:`hub.store.held.TURN_BUSY_MS`).
 """
 
 from __future__ import annotations
@@ -136,11 +137,13 @@ STOP_JOIN_S = 2.0
 
 def finish(store) -> None:
     """The end of a process's use of ``store`` (every command that opened it, on any exit
-    path: ``hub.cli.main``): stop the maintenance thread, write out what waited in memory,
-    checkpoint the WAL into the file, record the row counts beside it (``<db>.rows``,
-    :func:`hub.store.recover.write_counts`) and close this thread's connection, so a file
-    later found emptied or damaged is reported with the rows it lost (BC-33). Safe to call
-    twice; never raises (a failure is the store's one log line)."""
+    path: ``hub.cli.main``): stop the maintenance thread, write out what waited in memory
+    (waiting up to ``[store] save_wait_s`` for a store another process holds locked: the
+    user's lists, timers and alarms said to be set are kept), checkpoint the WAL into the file,
+    record the row counts beside it (``<db>.rows``, :func:`hub.store.recover.write_counts`)
+    and close this thread's connection, so a file later found emptied or damaged is reported
+    with the rows it lost (BC-33). What is still not saved is one WARNING on stderr. Safe to
+    call twice; never raises (a failure is the store's one log line)."""
     if store.finished:
         return
     store.finished = True
@@ -148,8 +151,40 @@ def finish(store) -> None:
         store._stop.set()
         store.wal_due.set()
         store._thread.join(STOP_JOIN_S)
-    if store.read_only:
-        return
+    if not store.read_only:
+        _save_what_waits(store)
+        store.pragma("wal_checkpoint(TRUNCATE)")  # opens this thread's connection if it had none
+        store.close()  # which records the row counts
+    _report_unsaved(store)
+
+
+SAVE_RETRY_S = 0.25
+"""Pause between two tries of :func:`_save_what_waits` (each waits the busy timeout too)."""
+
+
+def _save_what_waits(store) -> None:
+    """Write what waited in memory, trying again for up to ``[store] save_wait_s`` while the
+    user's data is not written (another process holds the store's lock)."""
+    end = time.monotonic() + store.settings.save_wait_s
+    waited = bool(store.unsaved())
     store.flush_memory()
-    store.pragma("wal_checkpoint(TRUNCATE)")  # opens this thread's connection if it had none
-    store.close()  # which records the row counts
+    while store.unsaved() and time.monotonic() < end:
+        time.sleep(SAVE_RETRY_S)
+        store.flush_memory()
+    if waited and not store.unsaved():
+        log.info("store: saved what waited in memory")
+
+
+def _report_unsaved(store) -> None:
+    """One WARNING naming the user's data still not in the file when the process is done
+    with the store (it is lost now), and the journal rows still in memory."""
+    labels = store.unsaved()
+    if not labels:
+        return
+    rows = len(store._mem_journal)
+    log.warning(
+        "store: %s; not saved, lost as this command ends: %s%s",
+        store.degraded or ("read-only" if store.read_only else "cannot be written"),
+        ", ".join(labels),
+        f" (and {rows} journal rows)" if rows else "",
+    )

@@ -13,12 +13,12 @@ from hub.store.rows import replace_all
 
 
 class TimersMixin:
-    """Timer rows; needs ``_run``."""
+    """Timer rows; needs ``_run`` and ``write_state``."""
 
     def stored_timers(self, records: list[dict] | None = None) -> list[dict]:
         """With ``records``, replace the table's rows by them (one transaction); return the
-        rows stored. Never raises: a failed write is logged once (the store's condition) and
-        the timers stay in memory (``records`` is returned)."""
+        rows stored. Never raises: a failed write is logged once (the store's condition), held
+        until the store can take it (:mod:`hub.store.held`), and ``records`` is returned."""
 
         def replace(db):
             return replace_all(
@@ -28,8 +28,8 @@ class TimersMixin:
                 [(r["id"], json.dumps(r), time.time()) for r in records],
             )
 
-        if records is not None and not self._run("timers", replace, False):
-            return records
+        if records is not None and not self.write_state("timers", "timers", replace, "the timers"):
+            return records  # held: written when the store can
         rows = self._run(
             "timers read",
             lambda db: db.conn.execute("SELECT record FROM timers ORDER BY at, id").fetchall(),

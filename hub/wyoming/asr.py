@@ -36,7 +36,8 @@ from hub.asr.base import AsrStream
 from hub.asr.second_pass import second_pass
 from hub.audio.endpoint import Endpointer, live_endpointer
 from hub.audio.format import BYTES_PER_SECOND
-from hub.errors import HubError
+from hub.audio.load import MAX_AUDIO_S
+from hub.errors import BadInputError, HubError
 from hub.wyoming.audio_in import ChunkConverter, To16k
 
 log = logging.getLogger("hub.wyoming.asr")
@@ -133,6 +134,11 @@ class AsrSession:
         self.fed_s += len(pcm) / BYTES_PER_SECOND
         if not pcm:
             return
+        if len(self.pcm) + len(pcm) > MAX_AUDIO_S * BYTES_PER_SECOND:
+            raise BadInputError(  # the utterance is dropped: an error event, the next one anew
+                f"audio-chunk: more than {MAX_AUDIO_S:.0f} s of audio in one utterance; "
+                "dropped (send audio-stop after each utterance)"
+            )
         self.pcm += pcm
         if await self._endpoint(pcm) or self.endpointer is not None:
             return  # decided by the endpointer, or the stream waits for its answer

@@ -7,13 +7,18 @@ every error into "end of stream" or lets ``KeyError``/``IncompleteReadError`` es
 says why a frame is bad (:class:`FrameError`), so the handler can log one WARNING naming the
 reason and close only that connection (case BC-23 e). A frame read whole whose data is not a
 JSON object (``[]``, ``"x"``, ``3``, not JSON at all) leaves the stream framed: it is returned
-as :class:`BadData`, answered with one ``error`` event, and the connection reads on.
+as :class:`BadData`, answered with one ``error`` event, and the connection reads on; so is
+one whose data nests deeper than Python's JSON parser goes (``[`` * 200000: its
+``RecursionError`` never escapes). A header line that nests so deep is a :class:`FrameError`
+(its lengths cannot be read, so the stream cannot be framed: one WARNING, the connection
+closed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from dataclasses import dataclass
 
 from wyoming.event import Event, async_write_event
@@ -63,6 +68,11 @@ def _kind(value) -> str:
     return "array" if isinstance(value, list) else "null" if value is None else "object"
 
 
+def _depth() -> int:
+    """About how deep JSON may nest before Python's parser gives up (its recursion limit)."""
+    return sys.getrecursionlimit()
+
+
 def _length(header: dict, key: str) -> int:
     value = header.get(key)
     if value is None:
@@ -95,6 +105,8 @@ def parse_header(line: bytes) -> dict:
         header = json.loads(line)
     except (UnicodeDecodeError, ValueError) as exc:
         raise FrameError(f"header is not JSON: {exc}") from None
+    except RecursionError:  # its lengths cannot be read: the stream cannot be framed
+        raise FrameError(f"header nests deeper than {_depth()} levels") from None
     if not isinstance(header, dict):
         raise FrameError("header is not a JSON object")
     if not isinstance(header.get("type"), str) or not header["type"]:
@@ -136,6 +148,8 @@ async def read_event(
             extra = json.loads(raw)
         except (UnicodeDecodeError, ValueError) as exc:
             extra, problem = {}, problem or f"data is not JSON ({exc})"
+        except RecursionError:  # every byte of it was read: the stream is still framed
+            extra, problem = {}, problem or f"data nests deeper than {_depth()} levels"
         problem = problem or _not_object(extra)
         if isinstance(extra, dict):
             data.update(extra)

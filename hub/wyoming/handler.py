@@ -163,6 +163,14 @@ class HubHandler(AsyncEventHandler):
             log.info("%s: closing the connection: idle or not reading", self.peer)
         except (ConnectionError, OSError) as exc:
             log.info("%s: connection lost: %s", self.peer, exc)
+        except Exception as exc:  # a bug: this connection ends, logged, never a lost traceback
+            log.warning(
+                "%s: closing the connection: %s: %s",
+                self.peer,
+                type(exc).__name__,
+                exc,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
 
     async def _work(self) -> None:
         while (event := await self._queue.get()) is not None:

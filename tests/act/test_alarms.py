@@ -304,3 +304,66 @@ def test_the_clock_sync_readers_answer_a_bool_and_off_trusts_the_clock():
 
     assert isinstance(adjtimex_synced(), bool)
     assert sync_reader("off")() is True and sync_reader("adjtimex") is adjtimex_synced
+
+
+def test_tester_snoozed_alarm_keeps_its_set_time_and_says_it_was_snoozed():
+    """Tester's notes (``hub run``): a snoozed 11:47 PM alarm rang as "Your 11:57 PM alarm."
+    and was listed as "11:57 PM on Saturday". As an alarm clock labels it ("<label>
+    (snoozed)", "Snoozing until ..."), it keeps the time it was set for and says the snooze."""
+    hub = alarm_hub(epoch(2026, 3, 28, 22, 0))  # Saturday, GMT
+    assert say(hub, "set an alarm for 11:47 pm") == "Alarm set for 11:47 PM on Saturday."
+    [ring] = move_to(hub, epoch(2026, 3, 28, 23, 47))
+    assert ring.text == "Your 11:47 PM alarm."
+    line = ring.to_json(None)
+    assert "duration_s" not in line  # an alarm has no duration (it said 0)
+    assert (line["kind"], line["time"], line["snoozed"], line["snoozed_until"]) == (
+        "alarm",
+        "11:47 PM",
+        False,
+        None,
+    )
+    assert say(hub, "snooze") == "Snoozed for 10 minutes."
+    listed = "You have 1 alarm: 11:47 PM on Saturday, snoozed until 11:57 PM."
+    assert say(hub, "what alarms do I have") == listed
+    [again] = move_to(hub, epoch(2026, 3, 28, 23, 57))
+    assert again.text == "Your 11:47 PM alarm (snoozed)."
+    line = again.to_json(None)
+    assert (line["time"], line["snoozed"], line["snoozed_until"]) == ("11:47 PM", True, "11:57 PM")
+    assert say(hub, "stop") == "Alarm stopped."
+    assert say(hub, "what alarms do I have") == "You have no alarms."
+
+
+def test_a_snooze_past_midnight_keeps_the_day_it_was_set_for_and_survives_a_restart(tmp_path):
+    db = tmp_path / "hub.db"
+    hub = alarm_hub(epoch(2026, 3, 28, 22, 0), store=Store(db))
+    say(hub, "set an alarm for 11:55 pm")
+    move_to(hub, epoch(2026, 3, 28, 23, 55))
+    say(hub, "snooze")
+    later = alarm_hub(epoch(2026, 3, 29, 0, 1), store=Store(db))  # restarted while snoozed
+    listed = "You have 1 alarm: 11:55 PM on Saturday, snoozed until 12:05 AM."
+    assert say(later, "what alarms do I have") == listed
+    [ring] = move_to(later, epoch(2026, 3, 29, 0, 5))
+    assert ring.text == "Your 11:55 PM alarm (snoozed)."
+
+
+def test_a_recurring_alarm_stopped_after_a_snooze_rings_unsnoozed_next_time():
+    hub = alarm_hub(epoch(2026, 6, 1, 5, 0))  # a Monday, BST
+    say(hub, "every day at 7")
+    move_to(hub, epoch(2026, 6, 1, 6, 0))
+    say(hub, "snooze")
+    move_to(hub, epoch(2026, 6, 1, 6, 10))
+    say(hub, "stop")
+    assert say(hub, "what alarms do I have") == "You have 1 alarm: 7 AM every day."
+    [ring] = move_to(hub, epoch(2026, 6, 2, 6, 0))
+    assert ring.text == "Your 7 AM alarm." and ring.to_json(None)["snoozed"] is False
+
+
+def test_stop_while_a_timer_and_an_alarm_ring_stops_both_and_says_both():
+    hub = alarm_hub(epoch(2026, 6, 1, 5, 0))
+    say(hub, "set an alarm for 7 am")
+    say(hub, "set a timer for 30 seconds")
+    hub.clock_.advance(30.0)
+    move_to(hub, epoch(2026, 6, 1, 6, 0))
+    assert hub.events.timers.ringing() and hub.alarms.ringing()
+    assert say(hub, "stop") == "Timer cancelled. Alarm stopped."
+    assert not hub.events.stop_armed

@@ -87,7 +87,7 @@ class _BrokenStore:
     def kv_get(self, key):
         return None
 
-    def kv_set(self, key, value):
+    def kv_set(self, key, value, label=""):
         self.writes += 1
         return False
 

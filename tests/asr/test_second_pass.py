@@ -244,3 +244,33 @@ def test_a_second_pass_skipped_for_the_model_s_load_loads_it_for_the_next_turn(s
 def test_issue18_a_phrase_looping_is_repetition():
     assert rejection(heard("turn on the turn on the turn on the"), None, 0) == "repetition"
     assert rejection(heard("turn on the light and turn on the fan"), None, 0) is None
+
+
+def test_newuser_the_same_words_that_the_rules_cannot_read_are_not_a_disagreement(spoken):
+    """ "turn it off" with nothing to refer to: both recognizers heard it, the rules read
+    neither; the trace said "disagree" (found by the new user). It says "unread", and the
+    grammar's reading stands, still unsure (asked back)."""
+    engine = StubWhisper(heard("Turn it down."))
+    first = Transcript("turn it down", ("turn it down",), unsure=True)
+    decision = second_pass(first, AUDIO, engine, interpret=interpret, scorer=StubScorer())
+    assert decision.trace["outcome"] == "unread"
+    assert decision.transcript is first and first.unsure
+
+
+def test_newuser_an_unsure_command_is_heard_again_whatever_microvad_measured(monkeypatch):
+    """ "turn it off" live: microVAD found 290 ms of speech (-18 dBFS), under the 300 ms a
+    rejected utterance needs, so the second pass was skipped as "no speech" and the command
+    asked back (found by the new user). An unsure command is one of the grammar's sentences:
+    it is heard again; speech the grammar rejected still needs the VAD's evidence."""
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(speech_ms=0, dbfs=-18.0))
+    engine = StubWhisper(heard("Turn off the standing light."))
+    first = Transcript("turn off the standing light", ("turn off the standing light",), unsure=True)
+    decision = second_pass(first, AUDIO, engine, interpret=interpret, scorer=StubScorer())
+    assert decision.trace["outcome"] == "agree" and not decision.transcript.unsure
+    rejected = Transcript("", (), rejected=True)
+    kept = second_pass(rejected, AUDIO, engine, interpret=interpret, scorer=StubScorer())
+    assert kept.trace["rejected_reason"] == "no_speech" and kept.transcript is rejected
+    quiet = Evidence(speech_ms=0, dbfs=-70.0)
+    monkeypatch.setattr(evidence, "measure", lambda samples: quiet)
+    silent = second_pass(first, AUDIO, engine, interpret=interpret, scorer=StubScorer())
+    assert silent.trace["rejected_reason"] == "no_speech"  # a level too low: nobody spoke

@@ -281,6 +281,16 @@ def test_bc41_a_pending_call_fails_at_once_when_the_socket_closes(ha):
         asyncio.run(go())
 
 
+def test_finding1_a_message_over_the_limit_ends_the_link_instead_of_being_read(ha, monkeypatch):
+    """The kind of the breaker's finding 1 on Home Assistant's socket: a message is read only
+    up to ``MAX_MESSAGE_BYTES`` (the registries here are over 4 KB), never without limit."""
+    from hub.devices.ha import client
+
+    monkeypatch.setattr(client, "MAX_MESSAGE_BYTES", 4096)
+    with pytest.raises(LinkClosed):
+        read(ha)
+
+
 def test_bc50_hub_home_import_writes_a_home_that_passes_the_config_check(ha, tmp_path):
     token = tmp_path / "token"
     token.write_text(TOKEN + "\n")

@@ -335,8 +335,23 @@ def test_bc15_llm_slot_values_are_checked_before_any_action(slots):
         "set the kitchen light please",
         '{"intent": "HassLightSet", "slots": ' + slots + ', "confidence": 0.9}',
     )
-    assert trace["intent"] is None and trace["response"].startswith("Sorry, I can't do that")
+    # refused, and the value the LLM made up is not spoken: the rules' own answer stands
+    assert trace["intent"] is None and trace["response"] == "Sorry, I couldn't understand that."
     assert hub.home.state("Kitchen Light") == "off" and trace["errors"] == []
+
+
+def test_newuser_a_value_the_llm_put_in_a_slot_is_never_said_back():
+    """ "turn on the garden light" (no garden): the LLM read it as a color set on the kitchen
+    light with the color "garden light"; refused, and the answer is the rules' true one, not
+    "Sorry, I can't do that: unknown color 'garden light'." (found by the new user)."""
+    hub, trace = _llm_turn(
+        "turn on the garden light",
+        '{"intent": "HassLightSet", "slots": {"name": "Kitchen Light", "color": "garden light"},'
+        ' "confidence": 0.9}',
+    )
+    assert trace["intent"] is None
+    assert trace["response"] == "Sorry, I am not aware of any area called garden."
+    assert hub.home.state("Kitchen Light") == "off"
 
 
 def test_bc15_unknown_room_is_named_back():

@@ -22,7 +22,7 @@ def listen(audio: np.ndarray, recognize, is_echo=lambda span_s: False) -> list[s
     listener = StopListener(
         lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
         recognize,
-        stopped.append,
+        lambda text, audio: stopped.append(text),
         is_echo,
         hold=lambda: held.append(True),
         release=lambda: released.append(True),
@@ -38,7 +38,7 @@ def listen(audio: np.ndarray, recognize, is_echo=lambda span_s: False) -> list[s
 def test_a_stop_word_calls_back_with_what_was_said():
     heard = []
 
-    def recognize(samples):
+    def recognize(samples, replies):
         heard.append(len(samples))
         return "stop"
 
@@ -49,13 +49,13 @@ def test_a_stop_word_calls_back_with_what_was_said():
 
 def test_speech_that_is_not_a_stop_word_calls_nothing():
     audio = np.concatenate([silence(1.0), synth("what time is it"), silence(0.6)])
-    assert listen(audio, lambda samples: None) == []
+    assert listen(audio, lambda samples, replies: None) == []
 
 
 def test_the_hubs_own_voice_is_not_decoded():
     calls = []
     audio = np.concatenate([silence(1.0), synth("stop"), silence(0.6)])
-    assert listen(audio, lambda s: calls.append(s) or "stop", is_echo=lambda span_s: True) == []
+    assert listen(audio, lambda s, r: calls.append(s) or "stop", is_echo=lambda span_s: True) == []
     assert calls == []
 
 
@@ -66,43 +66,44 @@ def test_issue18_the_echo_check_judges_the_utterances_whole_span():
     audio = np.concatenate([silence(1.0), synth("that is enough"), silence(0.6)])
     listen(
         audio,
-        lambda s: decoded.append(len(s)) or None,
+        lambda s, r: decoded.append(len(s)) or None,
         is_echo=lambda span_s: spans.append(span_s) or False,
     )
     assert len(spans) == 1 and spans[0] > len(synth("that is enough")) / 16000 - 0.2
     assert decoded == [round(spans[0] * 16000)]
 
 
-def test_issue18_an_utterance_cut_off_by_the_end_of_playback_is_forgotten():
-    """Playback ended (the listener is disarmed) while an utterance of the hub's own voice
-    was still being cut: it is forgotten, not ended by the silence at the next playback's
-    start (its audio and the span the echo check judges would be seconds apart)."""
+def test_issue18_an_utterance_going_on_after_playback_ended_is_judged_as_one_span():
+    """Playback ended (the listener is disarmed) while an utterance was still being said: it
+    is heard to its end (a reply over the question's end), and the echo check judges it whole,
+    pre-roll to end, as one span of audio heard without a gap."""
     held: list[bool] = []
+    spans: list[float] = []
     listener = StopListener(
         lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
-        lambda samples: None,
-        lambda text: None,
+        lambda samples, replies: None,
+        lambda text, audio: None,
+        is_echo=lambda span_s: spans.append(span_s) or False,
         hold=lambda: held.append(True),  # called before any decode starts
     )
     speech = np.concatenate([silence(0.5), synth("stop the alarm")])
     speech = speech[: speech_extent(speech)[1]]  # heard up to its last loud frame
     for block in blocks(speech):
         listener.hear(block, armed=True)
-    listener.hear(silence(0.05), armed=False)  # playback ended
-    for block in blocks(silence(1.0)):  # the next playback begins with a second of silence
-        listener.hear(block, armed=True)
-    assert held == []
-    for block in blocks(np.concatenate([speech, silence(0.5)])):  # armed, a whole utterance
-        listener.hear(block, armed=True)
-    assert held == [True]
+    assert listener.in_speech
+    for block in blocks(silence(1.0)):  # playback ended
+        listener.hear(block, armed=False)
+    assert held == [True] and len(spans) == 1
+    assert spans[0] >= speech_extent(speech)[1] / 16000 - speech_extent(speech)[0] / 16000
+    assert not listener.in_speech
 
 
 def test_playback_is_held_while_deciding_and_released_when_it_was_not_a_stop_word():
     events: list[str] = []
     listener = StopListener(
         lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
-        lambda samples: events.append("decode") or None,
-        lambda text: events.append("stop"),
+        lambda samples, replies: events.append("decode") or None,
+        lambda text, audio: events.append("stop"),
         hold=lambda: events.append("hold"),
         release=lambda: events.append("release"),
     )

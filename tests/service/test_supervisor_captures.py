@@ -52,8 +52,8 @@ class Listener:
         )
         self.fire = False
         wake = SimpleNamespace(process=lambda block: self.fire, reset=lambda: None)
-        speaker = SimpleNamespace(playing=False, cancel=lambda: False)
-        gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda: False)
+        speaker = SimpleNamespace(playing=False, cancel=lambda: False, cancelled=0)
+        gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda span_s=None: False)
         self.out = Lines()
         self.opened: list[float | None] = []
         self.wakes = 0
@@ -197,7 +197,7 @@ def test_issue18_a_turn_that_fails_is_traced_with_its_error():
     rig = Listener()
     rig.sup.hub = SimpleNamespace(settings=rig.settings, answer_audio=fails, on_wake=lambda: None)
     rig.sup.speaker = SimpleNamespace(
-        start_turn=lambda: None, finish=lambda pcm, rate: None, wait=lambda: True
+        start_turn=lambda: None, finish=lambda pcm, rate: None, wait=lambda: True, cancelled=0
     )
     rig.sup._utterances.put((np.ones(8000, np.int16), "final", 0.0, "followup"))
     rig.sup._utterances.put(None)
@@ -225,18 +225,19 @@ def test_issue18_without_the_wake_word_every_capture_is_a_turn_as_before():
 class Pushed:
     """A stand-in stop listener that counts the blocks it is fed."""
 
+    in_speech = False
+
     def __init__(self):
         self.blocks = 0
 
-    def push(self, block):
-        self.blocks += 1
-
     def hear(self, block, armed):
-        if armed:
-            self.push(block)
+        self.blocks += 1 if armed else 0
 
     def reset(self):
         pass
+
+    def take(self):
+        return None
 
 
 def _ringing_events(clock: Clock) -> TimerEvents:

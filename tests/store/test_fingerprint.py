@@ -93,3 +93,28 @@ def test_the_rules_memo_gives_each_caller_its_own_match():
     assert second.slots.get("name") != "changed by a caller"
     assert rules.recognize("turn on the kitchen light", "Office") is not None
     assert rules.recognize("xyzzy plugh") is None and rules.recognize("xyzzy plugh") is None
+
+
+def test_numbers_finding_a_similar_utterance_never_gives_its_number(tmp_path):
+    """A "90" said like an earlier "19" matched it strictly and was acted on as 19: a
+    transcript with a number is a strict hit only for the same audio; a similar utterance
+    runs the recognizer, and when the recognizer fails its number is asked back (L1)."""
+    store = Store(tmp_path / "hub.db")
+    x = _wav("create a timer for 5 minutes").astype(np.int16)
+    first = make_hub(store=store, text="set a timer for 19 minutes").turn_audio(x)
+    assert first["slots"]["minutes"] == 19 and first["acted"]
+    said_again = x.copy()
+    said_again[100] ^= 1  # not the same file: only the fingerprint could match it
+    other = make_hub(store=store, text="set a timer for 90 minutes")
+    trace = other.turn_audio(said_again)
+    assert other.fake_asr.calls == 1 and trace["source"] == "rules"
+    assert trace["slots"]["minutes"] == 90
+    replay = make_hub(store=store, text="unused")
+    assert replay.turn_audio(x.copy())["source"] == "cache"  # the same audio: its own number
+    third = x.copy()
+    third[200] ^= 1
+    trace = make_hub(store=store, inject=["asr=crash"]).turn_audio(third)
+    assert trace["fallback_level"] == 1 and trace["source"] == "cache"
+    assert trace["transcript"] in ("set a timer for 19 minutes", "set a timer for 90 minutes")
+    assert trace["response"] == f"Do you want me to {trace['transcript']}?"
+    assert not trace["acted"]

@@ -23,11 +23,16 @@ from urllib.parse import urlsplit, urlunsplit
 from websockets.asyncio.client import connect
 
 from hub.errors import ConfigError
+from hub.paths import read_user_text
 
 log = logging.getLogger("hub.devices.ha")
 
 PING_S, PONG_S = 30.0, 10.0
 """WebSocket ping interval and the longest wait for its pong."""
+
+MAX_MESSAGE_BYTES = 64 << 20
+"""Largest WebSocket message taken from Home Assistant (its registry lists of a large home
+are a few MB): a bigger one ends the connection instead of being read without limit."""
 
 
 class HaError(Exception):
@@ -94,7 +99,7 @@ class HaClient:
                     open_timeout=self.timeout_s,
                     ping_interval=PING_S,
                     ping_timeout=PONG_S,
-                    max_size=None,
+                    max_size=MAX_MESSAGE_BYTES,
                     proxy=None,
                 ),
                 self.timeout_s,
@@ -211,10 +216,11 @@ def read_token(settings) -> str:
     """
     if settings.token_file:
         try:
-            token = Path(settings.token_file).expanduser().read_text(encoding="utf-8").strip()
-        except OSError as exc:
+            token = read_user_text(Path(settings.token_file).expanduser(), 64 << 10).strip()
+        except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(
-                f"homeassistant.token_file: {exc.strerror or exc}: {settings.token_file}"
+                f"homeassistant.token_file: {getattr(exc, 'strerror', None) or exc}: "
+                f"{settings.token_file}"
             ) from None
         if not token:
             raise ConfigError(f"homeassistant.token_file: {settings.token_file} is empty")

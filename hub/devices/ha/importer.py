@@ -13,7 +13,10 @@ assistants, named by HA's rule (case BC-50).
   prompt. Two entities with one name in different areas keep that name (the spoken or the
   satellite's area tells them apart, as in Home Assistant; their keys in links are
   "<Area> <name>"); an entity renamed in HA keeps the hub name it had, through its
-  ``unique_id``.
+  ``unique_id``. An alias that also names another entity (or area) the area cannot tell
+  apart from it is left out, with a WARNING, and counted (``aliases_left_out``): the exact
+  name wins, and an alias two such entities share is left out of both (Home Assistant could
+  act on neither by it), so the written ``[home]`` passes the config check.
 Sources: HA core ``helpers/entity.py`` (``_friendly_name_internal``) and
 ``components/homeassistant/exposed_entities.py`` (``DEFAULT_EXPOSED_DOMAINS``).
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from hub.config.home import entity_keys
+from hub.config.home import alias_clashes, entity_keys
 from hub.devices.ha.client import HaError
 
 log = logging.getLogger("hub.devices.ha")
@@ -176,7 +179,8 @@ def build_home(data: dict, domains, previous: dict | None = None) -> tuple[dict,
         ``{hub key: {"entity_id", "unique_id"?}}`` (``[homeassistant]
         entities``); and the counts
         ``{"imported", "not_exposed", "nameless", "other_domain", "exposure_read",
-        "aliases", "same_name_areas"}`` (names shared by entities of different areas).
+        "aliases", "same_name_areas", "aliases_left_out"}`` (names shared by entities of
+        different areas; aliases left out as they name another entity or area too).
     """
     floors, areas, devices = _places(data)
     states = {s["entity_id"]: s for s in data.get("get_states") or [] if isinstance(s, dict)}
@@ -198,14 +202,10 @@ def build_home(data: dict, domains, previous: dict | None = None) -> tuple[dict,
     pairs = _apart(found, summary)
     entities = [table for table, _ in pairs]
     used = {e["area"] for e in entities if e.get("area")}
-    area_rows = [
-        {
-            "name": a["name"],
-            **({"floor": floors[a["floor_id"]]["name"]} if a.get("floor_id") in floors else {}),
-            **({"aliases": _aliases(a)} if _aliases(a) else {}),
-        }
-        for a in areas.values()
-    ]
+    area_rows = _area_rows(areas, floors)
+    summary["aliases_left_out"] = _drop_shared_aliases("areas", area_rows)
+    summary["aliases_left_out"] += _drop_shared_aliases("entities", entities)
+    summary["aliases"] = sum(len(e.get("aliases", ())) for e in entities)
     summary["imported"] = len(entities)
     log.info(
         "Home Assistant import: %d entities (%d not exposed, %d without a name, %d of "
@@ -272,6 +272,44 @@ def _found(
     return found
 
 
+def _area_rows(areas: dict, floors: dict) -> list[dict]:
+    """The ``[[home.areas]]`` tables: name, floor (when known) and aliases."""
+    return [
+        {
+            "name": a["name"],
+            **({"floor": floors[a["floor_id"]]["name"]} if a.get("floor_id") in floors else {}),
+            **({"aliases": _aliases(a)} if _aliases(a) else {}),
+        }
+        for a in areas.values()
+    ]
+
+
+def _drop_shared_aliases(part: str, rows: list[dict]) -> int:
+    """Leave out every alias that also names another area or entity of ``rows`` and cannot
+    be told apart from it (:func:`hub.config.home.alias_clashes`: the exact name wins; an
+    alias two entities of one area share is left out of both, as Home Assistant can act on
+    neither by it); one WARNING each; returns how many were left out."""
+    dropped = 0
+    for holders in alias_clashes(part, rows):
+        for i, j, text in holders:
+            if j is None:
+                continue
+            row = rows[i]
+            row["aliases"] = [a for a in row["aliases"] if a != text]
+            if not row["aliases"]:
+                del row["aliases"]
+            dropped += 1
+            others = ", ".join(repr(rows[k]["name"]) for k, _, _ in holders if k != i)
+            log.warning(
+                "Home Assistant alias %r of %r left out: it also names %s (the hub could not "
+                "tell them apart)",
+                text,
+                row["name"],
+                others,
+            )
+    return dropped
+
+
 def _aliases(entry: dict) -> list[str]:
     """An entity's or area's usable aliases (HA's registry ``aliases``), once each."""
     return [
@@ -301,7 +339,6 @@ def _apart(found: list[dict], summary: dict) -> list[tuple[dict, dict]]:
         aliases = _aliases(item)
         if aliases:
             table["aliases"] = aliases
-        summary["aliases"] += len(aliases)
         link = {"entity_id": item["entity_id"]}
         if item["unique_id"]:
             link["unique_id"] = item["unique_id"]
