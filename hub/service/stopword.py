@@ -21,11 +21,11 @@ Echo: the utterance is dropped when the echo check (:class:`hub.service.echo.Ech
 device's measured coupling) judges its whole span, pre-roll to end, the hub's own voice.
 Measured in ``hub run`` on the test sound server with an echo path
 (``scripts/measure_stop_echo.py``, BENCHMARKS.md "Stop listener and the hub's own voice"):
-before, in 12 runs (timer rings, short and 40 s answers; gain 0.2-1.0, 20-200 ms, noise and
-reverberation) 7 stretches of the hub's own voice passed the check and paused playback (the
-coupling measured before the echo had come; a stretch judged by its last window); after, none
-in the same 12 runs, and the user's "stop" on the FIFO microphone without an echo path is
-still heard.
+before, in 11 runs (timer rings, short and 40 s answers; gain 0.2-1.0, 20-200 ms, noise and
+reverberation) 26 stretches of the hub's own voice passed the check and paused playback, and
+one stopped an answer ("silence", llr -1.26: the coupling measured before the echo had come; a
+stretch judged by its last window); after, none in the same 11 runs, and the user's "stop" on
+the FIFO microphone without an echo path is still heard.
 
 Trace: an utterance that is not a stop word prints no line, only INFO logs (the echo check's
 numbers, what the stop grammar read, its phone-loop confidence, the decode's time). It is not
