@@ -137,11 +137,11 @@ class WakeSettings:
     followup_s: Annotated[float, Field(ge=0, le=120)] = 8.0
     """After the hub asked a question, how long it listens for the answer without the wake word."""
     echo_correlation: Annotated[float, Field(ge=0, le=1)] = 0.7
-    """A detection while the hub speaks whose input envelope correlates this much with the played
-    audio is its own echo (ignored)."""
+    """A detection (wake word, or an utterance the stop listener cut) whose input envelope over its
+    span correlates this much with the played audio is the hub's own echo (ignored)."""
     tail_guard_s: Annotated[float, Field(ge=0, le=10)] = 0.5
-    """How long after playback ends its echo may still reach the microphone (the echo check stays
-    on)."""
+    """How long after playback ends a detection's audio may begin and still be checked for echo
+    (its echo may still reach the microphone)."""
 
 
 MAX_NODE_TIMEOUT_S = 600.0

@@ -110,6 +110,7 @@ def _stop_listener(hub, sup, gate):
         gate.is_echo,
         hold=sup.speaker.hold,
         release=sup.speaker.release,
+        detail=gate.detail,
         replies=sup.over.replies,
     )
 

@@ -11,20 +11,25 @@ home's words beside the phrases, one pass instead of two, was tried: slower, and
 "stop" as "to got".) A wake word said during playback resets the listener, so "okay nabu",
 close to "enough" for the phone loop, never stops anything by itself. Decoding runs on a
 thread of its own, so the listener never waits for it; meanwhile playback is held (paused
-after the block
-being written), so a stop word silences the speaker at once, and anything else costs the
-answer a pause of the decode's length (0.2-0.4 s on a loaded core). Echo: the utterance is
-dropped when the echo check
-(:class:`hub.service.echo.EchoGate`, measured coupling) judges it the hub's own voice.
+after the block being written), so a stop word silences the speaker at once, and anything
+else costs the answer a pause of the decode's length (0.1-0.4 s on a loaded core). The
+listener hears only while it is armed (:func:`stop_armed`) and no capture is open, and an
+utterance begun then to its end; a pre-roll without speech is forgotten when it is disarmed,
+never joined to the next playback's start.
 
-Trace: an utterance that is not a stop word prints no line, only INFO logs (what the stop
-grammar read, its phone-loop confidence, the decode's time). It is not a capture (no turn was
-ever to come of it), and a line could not be kept to what people say: measured in ``hub run``
-on the test sound server with the echo path (gain 0.5, 60 ms; ``scripts/measure_stop_echo.py``),
-in each of four runs of a timer answered and rung for 30-60 s, 2 or 3 of the 6 to 11
-stretches of the hub's own voice passed the echo check and were decoded (read as "that is
-enough", "stop the timer", "silence"; llr -2.2 to -4.1): while its coupling was not measured
-yet (the first windows' lower quartile 0.29) and when judged after the reference's tail ended.
+Echo: the utterance is dropped when the echo check (:class:`hub.service.echo.EchoGate`, the
+device's measured coupling) judges its whole span, pre-roll to end, the hub's own voice.
+Measured in ``hub run`` on the test sound server with an echo path
+(``scripts/measure_stop_echo.py``, BENCHMARKS.md "Stop listener and the hub's own voice"):
+before, in 11 runs (timer rings, short and 40 s answers; gain 0.2-1.0, 20-200 ms, noise and
+reverberation) 26 stretches of the hub's own voice passed the check and paused playback, and
+one stopped an answer ("silence", llr -1.26: the coupling measured before the echo had come; a
+stretch judged by its last window); after, none in the same 11 runs, and the user's "stop" on
+the FIFO microphone without an echo path is still heard.
+
+Trace: an utterance that is not a stop word prints no line, only INFO logs (the echo check's
+numbers, what the stop grammar read, its phone-loop confidence, the decode's time). It is not
+a capture (no turn was ever to come of it).
 """
 
 from __future__ import annotations
@@ -221,11 +226,13 @@ class StopListener:
         make_endpointer: ``make(trailing_ms, max_s)`` -> an Endpointer without start timeout.
         recognize: ``recognize(samples, replies) -> str | None`` (a :class:`StopRecognizer`).
         on_stop: called with the phrase heard and the utterance's audio (int16, 16 kHz).
-        is_echo: True when what the microphone holds now is the hub's own output.
+        is_echo: ``is_echo(span_s) -> bool``: True when the last ``span_s`` seconds the
+            microphone heard (the utterance's own span) are the hub's own output.
         hold, release: pause playback while an utterance is decoded (it may be a stop word:
             the speaker is silent at once) and go on when it was not one.
         replies: ``replies() -> bool``: True while a reply or a snooze phrase is listened for
             too (a question plays, an alarm rings), asked when an utterance ends.
+        detail: the echo check's numbers for the log lines (``EchoGate.detail``).
     """
 
     def __init__(
@@ -233,14 +240,15 @@ class StopListener:
         make_endpointer: Callable,
         recognize: Callable,
         on_stop: Callable,
-        is_echo: Callable[[], bool] = lambda: False,
+        is_echo: Callable[[float], bool] = lambda span_s: False,
         hold: Callable[[], None] = lambda: None,
         release: Callable[[], None] = lambda: None,
         replies: Callable[[], bool] = lambda: False,
+        detail: Callable[[], str] = lambda: "",
     ):
         self._make, self._recognize, self._on_stop = make_endpointer, recognize, on_stop
         self._is_echo, self._hold, self._release = is_echo, hold, release
-        self._replies = replies
+        self._replies, self._detail = replies, detail
         self._endpointer: Endpointer | None = None
         self._recent: deque[np.ndarray] = deque()
         self._recent_n = 0
@@ -256,13 +264,17 @@ class StopListener:
     def hear(self, block: np.ndarray, armed: bool) -> None:
         """Every microphone block heard while no capture is open: the last :data:`RECENT_S`
         are kept (:meth:`take`), and it is decoded (:meth:`push`) while ``armed`` (the hub
-        plays, something rings) or while an utterance begun then goes on."""
+        plays, something rings) or while an utterance begun then goes on. Otherwise the
+        endpointer is forgotten: its pre-roll would be joined to the next playback's start,
+        as one utterance of audio heard seconds apart (issue 18)."""
         self._recent.append(block)
         self._recent_n += len(block)
         while self._recent_n - len(self._recent[0]) >= RECENT_S * 16000:
             self._recent_n -= len(self._recent.popleft())
         if armed or self.in_speech:
             self.push(block)
+        else:
+            self.reset()
 
     def push(self, block: np.ndarray) -> None:
         """Feed one microphone block heard while the hub plays."""
@@ -275,9 +287,13 @@ class StopListener:
         audio = endpointer.audio()
         if not audio.size or endpointer.reason == "cap":
             return
-        if self._is_echo():
-            log.info("stop listener: %.2f s of the hub's own voice ignored", audio.size / 16000)
+        span_s = audio.size / 16000
+        if self._is_echo(span_s):
+            log.info(
+                "stop listener: %.2f s of the hub's own voice ignored (%s)", span_s, self._detail()
+            )
             return
+        log.info("stop listener: %.2f s held for a decode (%s)", span_s, self._detail())
         self._hold()
         threading.Thread(
             target=self._decode, args=(audio, self._replies()), name="hub-stopword", daemon=True

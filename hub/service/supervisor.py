@@ -236,7 +236,7 @@ class Supervisor:
             endpointer = self._make_endpointer(self.hub.settings.wake.followup_s)
             self._kind = "followup"
             begun = self.stopper.take() if self.stopper is not None else None
-            if begun is not None and not self.gate.is_echo():  # a reply begun over the question
+            if begun is not None and not self.gate.is_echo(begun.size / 16000):  # a reply begun
                 endpointer.push(begun)
         woke = self._detected(block, only_stop=False, at=read_at)
         if woke:
@@ -315,9 +315,9 @@ class Supervisor:
         if self.gate.is_echo():
             self.echoes_ignored += 1
             log.info(
-                "wake/stop word in the hub's own playback ignored (%d so far; coupling %s)",
+                "wake/stop word in the hub's own playback ignored (%d so far; %s)",
                 self.echoes_ignored,
-                self.gate.coupling,
+                self.gate.detail(),
             )
             return False
         if woke and not self.claim(at):

@@ -10,12 +10,12 @@ from hub.audio.endpoint import Endpointer
 from hub.service.stopword import StopListener
 
 from fakes import wait_for
-from live_audio import silence, synth
+from live_audio import blocks, silence, speech_extent, synth
 
 pytestmark = pytest.mark.models  # Piper makes the audio
 
 
-def listen(audio: np.ndarray, recognize, is_echo=lambda: False) -> list[str]:
+def listen(audio: np.ndarray, recognize, is_echo=lambda span_s: False) -> list[str]:
     """The stop phrases called back for ``audio``, once every utterance taken is decided."""
     stopped: list[str] = []
     held, released = [], []
@@ -55,8 +55,47 @@ def test_speech_that_is_not_a_stop_word_calls_nothing():
 def test_the_hubs_own_voice_is_not_decoded():
     calls = []
     audio = np.concatenate([silence(1.0), synth("stop"), silence(0.6)])
-    assert listen(audio, lambda s, r: calls.append(s) or "stop", is_echo=lambda: True) == []
+    assert listen(audio, lambda s, r: calls.append(s) or "stop", is_echo=lambda span_s: True) == []
     assert calls == []
+
+
+def test_issue18_the_echo_check_judges_the_utterances_whole_span():
+    """The echo check is asked about the utterance the listener cut, from its pre-roll to its
+    end (not the last window heard): the span handed over is the decoded audio's length."""
+    spans, decoded = [], []
+    audio = np.concatenate([silence(1.0), synth("that is enough"), silence(0.6)])
+    listen(
+        audio,
+        lambda s, r: decoded.append(len(s)) or None,
+        is_echo=lambda span_s: spans.append(span_s) or False,
+    )
+    assert len(spans) == 1 and spans[0] > len(synth("that is enough")) / 16000 - 0.2
+    assert decoded == [round(spans[0] * 16000)]
+
+
+def test_issue18_an_utterance_going_on_after_playback_ended_is_judged_as_one_span():
+    """Playback ended (the listener is disarmed) while an utterance was still being said: it
+    is heard to its end (a reply over the question's end), and the echo check judges it whole,
+    pre-roll to end, as one span of audio heard without a gap."""
+    held: list[bool] = []
+    spans: list[float] = []
+    listener = StopListener(
+        lambda ms, cap: Endpointer(ms, cap, 16000, preroll_s=0.3),
+        lambda samples, replies: None,
+        lambda text, audio: None,
+        is_echo=lambda span_s: spans.append(span_s) or False,
+        hold=lambda: held.append(True),  # called before any decode starts
+    )
+    speech = np.concatenate([silence(0.5), synth("stop the alarm")])
+    speech = speech[: speech_extent(speech)[1]]  # heard up to its last loud frame
+    for block in blocks(speech):
+        listener.hear(block, armed=True)
+    assert listener.in_speech
+    for block in blocks(silence(1.0)):  # playback ended
+        listener.hear(block, armed=False)
+    assert held == [True] and len(spans) == 1
+    assert spans[0] >= speech_extent(speech)[1] / 16000 - speech_extent(speech)[0] / 16000
+    assert not listener.in_speech
 
 
 def test_playback_is_held_while_deciding_and_released_when_it_was_not_a_stop_word():

@@ -53,7 +53,7 @@ class Listener:
         self.fire = False
         wake = SimpleNamespace(process=lambda block: self.fire, reset=lambda: None)
         speaker = SimpleNamespace(playing=False, cancel=lambda: False, cancelled=0)
-        gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda: False)
+        gate = SimpleNamespace(heard=lambda block, at: None, is_echo=lambda span_s=None: False)
         self.out = Lines()
         self.opened: list[float | None] = []
         self.wakes = 0
