@@ -18,7 +18,12 @@ is the recognizer's n-best alternative that the home's rules match, else the one
 most words with the client's ``transcript_names``/``transcript_terms`` (Wyoming 1.10), else its
 best guess (Rhasspy-style ranking; design.md, "Measured"). Speech the grammar rejects is
 given to the open-vocabulary second pass (:mod:`hub.asr.second_pass`, with its
-speech-evidence gate), so a question outside the grammar reaches Home Assistant as text.
+speech-evidence gate), so a question outside the grammar reaches Home Assistant as text. A
+command the grammar is unsure of (an on/off, a -teen/-ty number) is heard again too, and when
+the two recognizers disagree on what it would do the transcript is empty: Home Assistant says
+it did not understand and nothing is done, as ``hub run`` would ask a yes/no first ("turn on"
+heard where "turn off" was said must never reach it). Such a command never ends the utterance
+early from a streamed segment; ``audio-stop`` or the endpointer's audio decides it.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from wyoming.audio import AudioChunk, AudioStart
 from wyoming.event import Event
 
 from hub.asr.base import AsrStream
-from hub.asr.second_pass import second_pass
+from hub.asr.second_pass import needed, second_pass
 from hub.audio.endpoint import Endpointer, live_endpointer
 from hub.audio.format import BYTES_PER_SECOND
 from hub.audio.load import MAX_AUDIO_S
@@ -106,6 +111,8 @@ class AsrSession:
         self.stream_fed = 0  # bytes of self.pcm fed to the stream
         self.endpointer: Endpointer | None = None
         """The daemon's endpointer (its ``final`` rule) over the same audio, until it ends."""
+        self.doubted = False
+        """A streamed segment was unsure: no early final from the streamed text."""
 
     async def audio_start(self, start: AudioStart) -> None:
         """Open the recognizer stream (each chunk then says its own format).
@@ -147,7 +154,9 @@ class AsrSession:
         for segment in list(getattr(stream, "segments", ()))[closed:]:
             if segment.text and not segment.rejected:  # closed segments are never revised
                 await self._stream_text(segment.text)
-                await self._maybe_final()
+                self.doubted = self.doubted or segment.unsure
+                if not self.doubted:
+                    await self._maybe_final()
 
     def _unfed(self) -> bytes:
         """The utterance's audio not yet fed to the stream (all of it once the endpointer
@@ -218,8 +227,12 @@ class AsrSession:
 
     def _choose(self, result) -> str:
         """The final text of ``result`` (a :class:`hub.asr.Transcript`); rejected: "" unless
-        the second pass heard it (:meth:`_second_pass`)."""
-        result = self._second_pass(result)
+        the second pass heard it; unsure: "" when the second pass disagrees on what it would
+        do (:meth:`_second_pass`)."""
+        result, outcome = self._second_pass(result)
+        if outcome == "disagree":
+            log.info("transcript withheld: the recognizers disagree on %r", result.text)
+            return ""
         if result.rejected or not result.text:
             return ""
         rules = self.hub.engines.rules()
@@ -229,26 +242,34 @@ class AsrSession:
             bias_words(self.transcribe),
         )
 
-    def _second_pass(self, result):
-        """``result``, or what the open-vocabulary second pass heard when the grammar rejected
-        the speech (:func:`hub.asr.second_pass.second_pass`: speech evidence required)."""
+    def _second_pass(self, result) -> tuple:
+        """``(transcript, outcome)``: ``result``, or what the open-vocabulary second pass
+        heard when the grammar rejected the speech or was unsure of it
+        (:func:`hub.asr.second_pass.second_pass`: speech evidence required); ``outcome`` is
+        the second pass's (``agree``, ``disagree``, ...), None when it did not run."""
         settings = self.hub.settings.asr
-        if not settings.second_pass or not result.rejected or not self.pcm:
-            return result
+        if not settings.second_pass or needed(result) is None or not self.pcm:
+            return result, None
         try:
             engine = self.hub.engines.asr2()
         except HubError as exc:
             log.warning("second pass unavailable: %s", exc.message)
-            return result
+            return result, None
+        # lazy: the graph's modules (0.7 s) load only when a second pass runs here
+        from hub.graph.hearing import match_key
+
+        rules = self.hub.engines.rules()
         samples = np.frombuffer(bytes(self.pcm[: len(self.pcm) // 2 * 2]), dtype="<i2")
         decision = second_pass(
             result,
             samples,
             engine,
+            interpret=lambda text: match_key(rules.recognize(text, self.area)),
+            scorer=self.engine if hasattr(self.engine, "doubts") else None,
             min_speech_ms=settings.min_speech_ms,
             deadline=time.monotonic() + SECOND_PASS_S,
         )
-        return decision.transcript
+        return decision.transcript, decision.trace.get("outcome")
 
     async def _finish(self, text: str) -> None:
         self.final = text

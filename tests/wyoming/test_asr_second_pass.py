@@ -88,3 +88,60 @@ def test_rejected_non_speech_stays_empty(monkeypatch):
     monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(0, -60.0))
     engines = Engines("Thank you.")
     assert transcribe(engines, False) == "" and engines.heard == []
+
+
+class Unsure:
+    """The grammar heard "turn on the kitchen light" but doubts its on/off; the segment is
+    closed (streamed) as soon as audio comes."""
+
+    heard = "turn on the kitchen light"
+
+    def __init__(self):
+        self.segments = []
+
+    def accept(self, pcm):
+        if not self.segments:
+            self.segments.append(SimpleNamespace(text=self.heard, rejected=False, unsure=True))
+        return None
+
+    def finish(self):
+        return Transcript(self.heard, (self.heard,), unsure=True)
+
+
+class OnOffRules:
+    """Rules that tell "turn on" from "turn off" the kitchen light."""
+
+    def recognize(self, text, area=None):
+        if "kitchen light" not in text.lower():
+            return None
+        intent = "HassTurnOff" if "turn off" in text.lower() else "HassTurnOn"
+        return SimpleNamespace(intent=intent, entities=("Kitchen Light",), slots={})
+
+
+class UnsureEngines(Engines):
+    def asr(self):
+        return SimpleNamespace(stream=Unsure)
+
+    def rules(self):
+        return OnOffRules()
+
+
+def test_an_unsure_on_off_the_recognizers_disagree_on_never_reaches_home_assistant(
+    monkeypatch,
+):
+    """Over Wyoming the grammar's unsure "turn on" went to Home Assistant as heard (the second
+    pass ran only on rejected speech), and HA turned the light on where "off" was said. Now
+    the command is heard again; when the two disagree on what it would do, the transcript is
+    empty (HA: not understood, nothing done), and the streamed segment never ended the
+    utterance early with the doubted text."""
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(1200, -22.0))
+    engines = UnsureEngines("Turn off the kitchen light.")
+    assert transcribe(engines, True) == ""
+    assert len(engines.heard) == 1  # heard again by the second pass
+
+
+def test_an_unsure_command_both_recognizers_agree_on_is_sent(monkeypatch):
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(1200, -22.0))
+    engines = UnsureEngines("Turn on the kitchen light.")
+    assert transcribe(engines, True) == "turn on the kitchen light"
+    assert len(engines.heard) == 1
