@@ -61,8 +61,11 @@ class Server:
                 for i, event in enumerate(server.events()):
                     if server.stall_after is not None and i == server.stall_after:
                         server.release.wait(600)  # until close(): longer than any join
-                    self.wfile.write(f"data: {event}\n\n".encode())
-                    self.wfile.flush()
+                    try:
+                        self.wfile.write(f"data: {event}\n\n".encode())
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        return  # the hub stopped reading (a stop or timeout): as a server does
 
         return Handler
 
