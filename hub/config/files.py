@@ -7,6 +7,7 @@ can still build settings for files made later). One line each with the key's pat
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hub.errors import ConfigError
@@ -25,16 +26,45 @@ def _wake_builtins() -> tuple[str, ...]:
     return tuple(m.value for m in Model)
 
 
-def _check_wake(model: str) -> None:
+def wake_model_problem(config: Path) -> str | None:
+    """Why the microWakeWord model of ``config`` (its ``.json``) cannot be loaded, or None.
+
+    Checked before TensorFlow Lite sees the file: given one that is not a TFLite flatbuffer
+    (empty, truncated, another format) it crashes the process (SIGSEGV), so ``hub run`` and
+    ``hub doctor`` died instead of naming the problem (the breaker's finding). A TFLite file
+    carries the identifier ``TFL3`` at bytes 4-8 (the FlatBuffers file identifier)."""
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"cannot read {str(config)!r}: {exc}"
+    if not isinstance(data, dict) or not isinstance(data.get("model"), str):
+        return f'{str(config)!r} names no "model" file (a microWakeWord .json)'
+    if not isinstance(data.get("micro"), dict) or not isinstance(data.get("wake_word"), str):
+        return f'{str(config)!r} lacks "wake_word" or "micro" (a microWakeWord .json)'
+    tflite = config.parent / data["model"]
+    try:
+        with open(tflite, "rb") as f:
+            head = f.read(8)
+    except OSError as exc:
+        return f"cannot read the model {str(tflite)!r}: {exc.strerror or exc}"
+    if len(head) < 8 or head[4:8] != b"TFL3":
+        return f"{str(tflite)!r} is not a TensorFlow Lite model"
+    return None
+
+
+def _check_wake(model: str, key: str = "wake.model") -> None:
     builtins = _wake_builtins()
     if model in builtins:
         return
     path = Path(model).expanduser()
     if path.suffix not in (".tflite", ".json") or not path.with_suffix(".json").is_file():
         raise ConfigError(
-            f"wake.model: no wake word {model!r}: neither a built-in "
+            f"{key}: no wake word {model!r}: neither a built-in "
             f"({', '.join(builtins)}) nor a microWakeWord .tflite with its .json"
         )
+    problem = wake_model_problem(path.with_suffix(".json"))
+    if problem is not None:
+        raise ConfigError(f"{key}: {problem}")
 
 
 def _check_voice(voice: str) -> None:
@@ -72,6 +102,8 @@ def check_files(settings, nodes=()) -> None:
     """
     if settings.wake.enabled:
         _check_wake(settings.wake.model)
+        if settings.wake.stop_model:
+            _check_wake(settings.wake.stop_model, "wake.stop_model")
     if settings.tts.voice:
         _check_voice(settings.tts.voice)
     _check_paths(settings)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hub.config.files import wake_model_problem
 from hub.errors import ConfigError
 from hub.settings import WakeSettings
 
@@ -45,6 +46,9 @@ def _load(model: str):
     if model in BUILTINS:
         return MicroWakeWord.from_builtin(Model(model))
     config = _config_path(model)
+    problem = wake_model_problem(config)  # TFLite crashes the process on a bad file
+    if problem is not None:
+        raise ConfigError(f"wake.model: {problem}")
     try:
         return MicroWakeWord.from_config(config)
     except (OSError, KeyError, ValueError) as exc:

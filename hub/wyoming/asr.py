@@ -19,11 +19,13 @@ most words with the client's ``transcript_names``/``transcript_terms`` (Wyoming 
 best guess (Rhasspy-style ranking; design.md, "Measured"). Speech the grammar rejects is
 given to the open-vocabulary second pass (:mod:`hub.asr.second_pass`, with its
 speech-evidence gate), so a question outside the grammar reaches Home Assistant as text. A
-command the grammar is unsure of (an on/off, a -teen/-ty number) is heard again too, and when
-the two recognizers disagree on what it would do the transcript is empty: Home Assistant says
-it did not understand and nothing is done, as ``hub run`` would ask a yes/no first ("turn on"
-heard where "turn off" was said must never reach it). Such a command never ends the utterance
-early from a streamed segment; ``audio-stop`` or the endpointer's audio decides it.
+command the grammar is unsure of (an on/off, a -teen/-ty number) is heard again too, and
+unless that settles the doubt (both recognizers agree on what it would do, a -teen/-ty number
+confirmed by the audio) the transcript is empty: Home Assistant says it did not understand and
+nothing is done, where ``hub run`` would ask a yes/no first ("turn on" heard where "turn off"
+was said must never reach it). A doubted segment is never streamed as a ``transcript-chunk``
+nor ends the utterance early from the stream; the endpointer's ``final`` rule still ends it
+(with the empty transcript when the doubt stays).
 """
 
 from __future__ import annotations
@@ -112,7 +114,9 @@ class AsrSession:
         self.endpointer: Endpointer | None = None
         """The daemon's endpointer (its ``final`` rule) over the same audio, until it ends."""
         self.doubted = False
-        """A streamed segment was unsure: no early final from the streamed text."""
+        """A closed segment was unsure: neither streamed nor an early final."""
+        self.withheld = False
+        """The last chosen text was withheld (its doubt not settled by the second pass)."""
 
     async def audio_start(self, start: AudioStart) -> None:
         """Open the recognizer stream (each chunk then says its own format).
@@ -153,10 +157,11 @@ class AsrSession:
         await self.run(stream.accept, self._unfed())
         for segment in list(getattr(stream, "segments", ()))[closed:]:
             if segment.text and not segment.rejected:  # closed segments are never revised
-                await self._stream_text(segment.text)
                 self.doubted = self.doubted or segment.unsure
-                if not self.doubted:
-                    await self._maybe_final()
+                if self.doubted:
+                    continue  # never streamed: it may be the opposite of what was said
+                await self._stream_text(segment.text)
+                await self._maybe_final()
 
     def _unfed(self) -> bytes:
         """The utterance's audio not yet fed to the stream (all of it once the endpointer
@@ -177,6 +182,9 @@ class AsrSession:
             return False  # the stream's own segments decide, as before
         result = await self.run(self.engine.transcribe, endpointer.audio())  # the check's
         text = await self.run(self._choose, result)
+        if self.withheld:  # a whole command, its doubt unsettled: nothing to wait for
+            await self._finish("")
+            return True
         if not text or (endpointer.reason == "silence" and not await self._matches(text)):
             return False  # a pause inside a command: the stream goes on with all the audio
         log.info(
@@ -227,11 +235,12 @@ class AsrSession:
 
     def _choose(self, result) -> str:
         """The final text of ``result`` (a :class:`hub.asr.Transcript`); rejected: "" unless
-        the second pass heard it; unsure: "" when the second pass disagrees on what it would
-        do (:meth:`_second_pass`)."""
+        the second pass heard it; unsure: "" unless the second pass settled the doubt (both
+        recognizers agree on what it would do: :meth:`_second_pass`)."""
         result, outcome = self._second_pass(result)
-        if outcome == "disagree":
-            log.info("transcript withheld: the recognizers disagree on %r", result.text)
+        self.withheld = bool(result.unsure and result.text)
+        if self.withheld:  # disagreed, or not heard again (too quiet, no time, failed)
+            log.info("transcript withheld: %r is doubted (second pass: %s)", result.text, outcome)
             return ""
         if result.rejected or not result.text:
             return ""

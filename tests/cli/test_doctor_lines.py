@@ -5,6 +5,8 @@ behaved as it did)."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +35,35 @@ def test_doctor_says_whether_the_second_pass_runs_and_with_which_model(tmp_path)
     assert _second_pass_line(dataclasses.replace(settings, asr=asr)) == (
         f"missing: no model.bin in {tmp_path}"
     )
+
+
+def test_breaker_a_wake_word_file_that_is_not_a_tflite_model_is_named_not_a_crash(tmp_path):
+    """The breaker's finding: random bytes (or an empty file) as the wake word's .tflite, with
+    a valid .json beside it, passed ``hub config check`` and crashed ``hub doctor`` and ``hub
+    wyoming`` with SIGSEGV inside TensorFlow Lite; now config check and the detector name it."""
+    import json
+    import shutil
+
+    from hub.config.files import wake_model_problem
+    from hub.wake.detector import BUILTINS, WakeWord
+
+    models = Path(importlib.util.find_spec("pymicro_wakeword").origin).parent / "models"
+    config = json.loads((models / f"{BUILTINS[0]}.json").read_text(encoding="utf-8"))
+    good = tmp_path / "good.json"
+    shutil.copy(models / config["model"], tmp_path / "good.tflite")
+    good.write_text(json.dumps({**config, "model": "good.tflite"}), encoding="utf-8")
+    assert wake_model_problem(good) is None
+    assert WakeWord(str(good)).model == str(good)  # a real model still loads
+    for name, data in (("noise", bytes(range(256)) * 20), ("empty", b"")):
+        (tmp_path / f"{name}.tflite").write_bytes(data)
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps({**config, "model": f"{name}.tflite"}), encoding="utf-8"
+        )
+        with pytest.raises(ConfigError, match="is not a TensorFlow Lite model"):
+            WakeWord(str(tmp_path / f"{name}.tflite"))
+    (tmp_path / "list.json").write_text("[1, 2]", encoding="utf-8")
+    assert "names no" in wake_model_problem(tmp_path / "list.json")
+    toml = tmp_path / "hub.toml"
+    toml.write_text(f'[wake]\nmodel = "{tmp_path / "noise.tflite"}"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="wake.model: .* is not a TensorFlow Lite model"):
+        load_settings(str(toml))

@@ -55,8 +55,8 @@ class Engines:
         return SimpleNamespace(recognize=lambda text, area=None: None)
 
 
-def transcribe(engines, measured):
-    sent = []
+def transcribe(engines, measured, sent=None):
+    sent = sent if sent is not None else []
 
     async def send(event):
         sent.append(event)
@@ -145,3 +145,20 @@ def test_an_unsure_command_both_recognizers_agree_on_is_sent(monkeypatch):
     engines = UnsureEngines("Turn on the kitchen light.")
     assert transcribe(engines, True) == "turn on the kitchen light"
     assert len(engines.heard) == 1
+
+
+def test_breaker_a_doubted_command_too_quiet_to_hear_again_is_withheld_and_never_streamed(
+    monkeypatch,
+):
+    """The breaker's finding: "turn Bed Light off" at -68 dBFS was heard "on" by the grammar,
+    unsure; the second pass dropped it as no speech, and the doubted "on" went to Home
+    Assistant (also as a ``transcript-chunk`` before the empty final). Now a doubt the second
+    pass did not settle (dropped, skipped, failed, disagree) is withheld, and a doubted
+    segment is never streamed."""
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(0, -68.0))
+    engines = UnsureEngines("Turn off the kitchen light.")
+    sent: list = []
+    assert transcribe(engines, True, sent) == ""
+    assert engines.heard == []  # too quiet to hear again
+    assert [e.type for e in sent] == ["transcript-start", "transcript", "transcript-stop"]
+    assert all(not (e.data or {}).get("text") for e in sent)
