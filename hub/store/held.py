@@ -23,7 +23,7 @@ now." for an item that was in fact added). The store's other writes wait
 :data:`hub.store.db.BUSY_TIMEOUT_MS`."""
 
 
-def _briefly(fn: Callable) -> Callable:
+def briefly(fn: Callable) -> Callable:
     """``fn(db)`` with SQLite's busy timeout at :data:`TURN_BUSY_MS`, put back afterwards."""
 
     def run(db):
@@ -55,7 +55,7 @@ class HeldMixin:
         :meth:`flush_held` can write it. ``label`` names it for the user ("the Shopping List");
         "" for the hub's own bookkeeping. A lock held by another connection is waited for at
         most :data:`TURN_BUSY_MS`. Never raises."""
-        fn = _briefly(fn)
+        fn = briefly(fn)
         with self._held_lock:
             if self._run(what, fn, False):
                 self._held.pop(key, None)

@@ -105,3 +105,24 @@ def test_finding3_what_is_still_not_saved_at_the_end_is_said_on_stderr(locked):
     ], err
     held.execute("ROLLBACK")
     assert _kept(db) == ([], [])  # as said: lost, and nothing claimed it was kept
+
+
+def test_breaker_a_turns_journal_row_waits_the_short_busy_timeout_not_two_seconds(tmp_path):
+    """The breaker's finding: with the store locked, every ``hub ask -`` answer came about 2 s
+    late (each turn's journal row waited SQLite's 2 s busy timeout before the line was
+    printed). The journal, like the user's data, waits :data:`TURN_BUSY_MS` and is held."""
+    from hub.store.db import BUSY_TIMEOUT_MS
+    from hub.store.held import TURN_BUSY_MS
+
+    store = Store(tmp_path / "hub.db")
+    seen = []
+    try:
+        conn = store.db().conn
+        conn.set_trace_callback(seen.append)
+        assert store.journal({"transcript": "what time is it"})
+        conn.set_trace_callback(None)
+        (after,) = conn.execute("PRAGMA busy_timeout").fetchone()
+    finally:
+        store.close()
+    assert f"PRAGMA busy_timeout={TURN_BUSY_MS}" in seen  # set for the write
+    assert after == BUSY_TIMEOUT_MS  # and put back
