@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import tomllib
 import typing
@@ -142,7 +143,12 @@ def run_config(args) -> int:
         sys.stdout.write(example())
         return 0
     if args.file is not None:
-        if args.config is not None and args.config != args.file:
+        if not args.file.strip():
+            raise ConfigError("config check: FILE is empty (give a config file's path)")
+        same = args.config is not None and os.path.abspath(args.config) == os.path.abspath(
+            args.file
+        )
+        if args.config is not None and not same:
             raise ConfigError(f"two configs given: {args.config!r} and {args.file!r}")
         args.config = args.file
 

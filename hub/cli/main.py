@@ -127,7 +127,9 @@ def _values_joined(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
             elif action.option_strings and action.nargs is None:
                 takes_value.update(s for s in action.option_strings if s.startswith("--"))
     out: list[str] = []
-    for arg in argv:
+    for i, arg in enumerate(argv):
+        if arg == "--":  # what follows is words, never an option's value
+            return out + argv[i:]
         if out and out[-1] in takes_value and _DASHED_VALUE.match(arg):
             out[-1] = f"{out[-1]}={arg}"
         else:
@@ -136,10 +138,14 @@ def _values_joined(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """``parser.parse_args(argv)``, but an unknown option is reported by its subcommand's
+    """``parser.parse_args(argv)``, but the words of ``hub ask``/``hub say`` may have options
+    between them (joined in order), and an unknown option is reported by its subcommand's
     parser (``hub replay: error: unrecognized arguments: --bogus`` under ``hub replay``'s
     usage; argparse's own says ``hub``'s). Exits 2 on a usage error, as argparse does."""
     args, extra = parser.parse_known_args(argv)
+    words = getattr(args, "text", None)
+    if extra and isinstance(words, list) and not any(e.startswith("-") for e in extra):
+        args.text, extra = words + extra, []  # "hub ask turn on --json the light": in order
     if extra:
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         owner = subparsers.choices.get(args.command, parser)

@@ -319,6 +319,9 @@ def test_newuser_config_check_takes_the_file_as_its_argument(tmp_path, capsys, m
     assert main(["config", "check", str(bad)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"hub: config: {bad}: asr.max_utterance_s")
+    assert main(["config", "check", ""]) == 2  # the breaker's: was "built-in defaults: ok"
+    assert "FILE is empty" in capsys.readouterr().err
+    assert main(["config", "check", str(good), "--config", str(tmp_path / "." / "hub.toml")]) == 0
 
 
 def test_newuser_ask_takes_the_words_unquoted(capsys, monkeypatch):
@@ -328,3 +331,15 @@ def test_newuser_ask_takes_the_words_unquoted(capsys, monkeypatch):
     args = ["ask", "--no-llm", "--store", ":memory:"]
     assert main([*args, "turn", "on", "the", "kitchen", "light"]) == 0
     assert capsys.readouterr().out.strip() == "Turned on the light."
+
+
+def test_breaker_words_with_options_between_them_are_joined_in_order(capsys, monkeypatch):
+    """The breaker's finding: ``hub ask turn on the kitchen --json light`` was refused
+    ("unrecognized arguments: light"), and after ``--`` a word like ``-1h`` was still joined
+    to the word before it as an option's value (``--since=-1h``)."""
+    monkeypatch.setenv("HUB_CONFIG", "")
+    args = ["ask", "--no-llm", "--store", ":memory:"]
+    assert main([*args, "turn", "on", "the", "kitchen", "--json", "light"]) == 0
+    assert json.loads(capsys.readouterr().out)["transcript"] == "turn on the kitchen light"
+    assert main([*args, "--json", "--", "what", "does", "--since", "-1h", "mean"]) == 0
+    assert json.loads(capsys.readouterr().out)["transcript"] == "what does --since -1h mean"
