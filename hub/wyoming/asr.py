@@ -30,6 +30,7 @@ nor ends the utterance early from the stream; the endpointer's ``final`` rule st
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,7 +41,9 @@ from wyoming.audio import AudioChunk, AudioStart
 from wyoming.event import Event
 
 from hub.asr.base import AsrStream
+from hub.asr.base import Transcript as Heard
 from hub.asr.second_pass import needed, second_pass
+from hub.asr.whisper_io import normalize
 from hub.audio.endpoint import Endpointer, live_endpointer
 from hub.audio.format import BYTES_PER_SECOND
 from hub.audio.load import MAX_AUDIO_S
@@ -158,8 +161,10 @@ class AsrSession:
         for segment in list(getattr(stream, "segments", ()))[closed:]:
             if segment.text and not segment.rejected:  # closed segments are never revised
                 self.doubted = self.doubted or segment.unsure
-                if self.doubted:
-                    continue  # never streamed: it may be the opposite of what was said
+                if self.doubted:  # never streamed: it may be the opposite of what was said
+                    if await self._decided(segment.text):
+                        return
+                    continue
                 await self._stream_text(segment.text)
                 await self._maybe_final()
 
@@ -197,6 +202,16 @@ class AsrSession:
         """True when the home's rules match ``text``."""
         rules = await self.run(self.hub.engines.rules)
         return await self.run(rules.recognize, text, self.area) is not None
+
+    async def _decided(self, text: str) -> bool:
+        """A doubted closed segment that completes a command the rules match ends the
+        utterance now: the second pass on the audio so far settles it, or it is withheld."""
+        said = " ".join([*self.streamed, text])
+        if not await self._matches(said):
+            return False
+        doubted = Heard(said, (said,), unsure=True)
+        await self._finish(await self.run(self._choose, doubted))
+        return True
 
     async def _maybe_final(self) -> None:
         """Send the final transcript now when what was heard is a command the rules match."""
@@ -268,17 +283,29 @@ class AsrSession:
         from hub.graph.hearing import match_key
 
         rules = self.hub.engines.rules()
+        meant: dict[str, object] = {}
+
+        def interpret(text: str):
+            meant[text] = match_key(rules.recognize(text, self.area))
+            return meant[text]
+
         samples = np.frombuffer(bytes(self.pcm[: len(self.pcm) // 2 * 2]), dtype="<i2")
         decision = second_pass(
             result,
             samples,
             engine,
-            interpret=lambda text: match_key(rules.recognize(text, self.area)),
+            interpret=interpret,
             scorer=self.engine if hasattr(self.engine, "doubts") else None,
             min_speech_ms=settings.min_speech_ms,
             deadline=time.monotonic() + SECOND_PASS_S,
         )
-        return decision.transcript, decision.trace.get("outcome")
+        outcome = decision.trace.get("outcome")
+        heard = normalize(decision.trace.get("text") or "")
+        if outcome == "disagree" and meant.get(heard) is None and decision.transcript is result:
+            # Whisper's words mean nothing to the rules ("turn bedlight off"): they contradict
+            # no reading, so the grammar's stands, as before the second pass heard doubts
+            return dataclasses.replace(result, unsure=False), "unreadable"
+        return decision.transcript, outcome
 
     async def _finish(self, text: str) -> None:
         self.final = text

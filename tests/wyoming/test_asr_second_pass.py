@@ -162,3 +162,14 @@ def test_breaker_a_doubted_command_too_quiet_to_hear_again_is_withheld_and_never
     assert engines.heard == []  # too quiet to hear again
     assert [e.type for e in sent] == ["transcript-start", "transcript", "transcript-stop"]
     assert all(not (e.data or {}).get("text") for e in sent)
+
+
+def test_an_unsure_command_whisper_reads_as_no_command_keeps_the_grammars_reading(monkeypatch):
+    """Measured live: the grammar heard "turn Bed Light off" right but doubted it, Whisper
+    wrote "Turn bedlight off." (no command for the rules): that contradicts no reading, so the
+    grammar's is sent, as before doubts were heard again (it was withheld, and Home Assistant
+    said it did not understand a clean command)."""
+    monkeypatch.setattr(evidence, "measure", lambda samples: Evidence(1200, -22.0))
+    engines = UnsureEngines("Turn the kitchenlight on.")
+    assert transcribe(engines, True) == "turn on the kitchen light"
+    assert len(engines.heard) == 1
