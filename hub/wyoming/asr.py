@@ -20,12 +20,13 @@ best guess (Rhasspy-style ranking; design.md, "Measured"). Speech the grammar re
 given to the open-vocabulary second pass (:mod:`hub.asr.second_pass`, with its
 speech-evidence gate), so a question outside the grammar reaches Home Assistant as text. A
 command the grammar is unsure of (an on/off, a -teen/-ty number) is heard again too, and
-unless that settles the doubt (both recognizers agree on what it would do, a -teen/-ty number
-confirmed by the audio) the transcript is empty: Home Assistant says it did not understand and
-nothing is done, where ``hub run`` would ask a yes/no first ("turn on" heard where "turn off"
-was said must never reach it). A doubted segment is never streamed as a ``transcript-chunk``
-nor ends the utterance early from the stream; the endpointer's ``final`` rule still ends it
-(with the empty transcript when the doubt stays).
+unless that settles the doubt (both recognizers agree on what it would do; Whisper's words
+mean no command at all) the transcript is empty: Home Assistant says it did not understand
+and nothing is done, where ``hub run`` would ask a yes/no first ("turn on" heard where "turn
+off" was said must never reach it; also when the second pass could not hear it: too quiet,
+no time). An agreed -teen/-ty number the audio does not confirm is sent (``hub run`` asks it
+back). A doubted segment is never streamed as a ``transcript-chunk``; when it completes a
+command it ends the utterance at once, decided as above.
 """
 
 from __future__ import annotations
@@ -250,10 +251,12 @@ class AsrSession:
 
     def _choose(self, result) -> str:
         """The final text of ``result`` (a :class:`hub.asr.Transcript`); rejected: "" unless
-        the second pass heard it; unsure: "" unless the second pass settled the doubt (both
-        recognizers agree on what it would do: :meth:`_second_pass`)."""
+        the second pass heard it (its reading, as any recognizer's); unsure: "" unless the
+        second pass settled the doubt (both recognizers agree on what it would do, or
+        Whisper's words mean no command: :meth:`_second_pass`)."""
+        doubted = needed(result) == "unsure"  # the grammar's own doubt, not a rejection's
         result, outcome = self._second_pass(result)
-        self.withheld = bool(result.unsure and result.text)
+        self.withheld = doubted and outcome not in ("agree", "unreadable")
         if self.withheld:  # disagreed, or not heard again (too quiet, no time, failed)
             log.info("transcript withheld: %r is doubted (second pass: %s)", result.text, outcome)
             return ""
