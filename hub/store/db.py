@@ -38,8 +38,11 @@ from hub.store.walsize import TxnGuard, WalWatch
 
 log = logging.getLogger("hub.store.db")
 
-BUSY_TIMEOUT_MS = 2000
-"""How long a write waits for a lock held by another connection before it is skipped."""
+BUSY_TIMEOUT_MS = 250
+"""How long a write waits for another connection's lock before it is held in memory (the
+user's data, journal, outbox) or skipped (caches): a small part of the ``act`` node's 2 s
+budget. At 2 s, "add milk" and an MQTT command's outbox claim waited it out, the action timed
+out ("Sorry, I couldn't do that right now." for what was done), every answer 2 s late."""
 
 CACHE_WRITES = ("transcript cache", "response audio")
 """Writes that are dropped, not kept in memory, when they fail: each is counted in

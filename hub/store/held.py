@@ -15,28 +15,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-TURN_BUSY_MS = 250
-"""Longest a write of the user's data waits for a lock another connection holds before it is
-held in memory: a small part of the ``act`` node's budget (``[resilience] timeouts_s.act``,
-2 s), so a locked store never makes an action time out ("Sorry, I couldn't do that right
-now." for an item that was in fact added). The store's other writes wait
-:data:`hub.store.db.BUSY_TIMEOUT_MS`."""
-
-
-def briefly(fn: Callable) -> Callable:
-    """``fn(db)`` with SQLite's busy timeout at :data:`TURN_BUSY_MS`, put back afterwards."""
-
-    def run(db):
-        conn = db.conn
-        (before,) = conn.execute("PRAGMA busy_timeout").fetchone()
-        conn.execute(f"PRAGMA busy_timeout={TURN_BUSY_MS}")
-        try:
-            return fn(db)
-        finally:
-            conn.execute(f"PRAGMA busy_timeout={before}")
-
-    return run
-
 
 class HeldMixin:
     """Held writes; needs ``_run`` (``hub.store.db.Store``). ``_init_held`` sets it up."""
@@ -54,8 +32,7 @@ class HeldMixin:
         When it fails it is held, in place of an older write of ``key``, until
         :meth:`flush_held` can write it. ``label`` names it for the user ("the Shopping List");
         "" for the hub's own bookkeeping. A lock held by another connection is waited for at
-        most :data:`TURN_BUSY_MS`. Never raises."""
-        fn = briefly(fn)
+        most :data:`hub.store.db.BUSY_TIMEOUT_MS`. Never raises."""
         with self._held_lock:
             if self._run(what, fn, False):
                 self._held.pop(key, None)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 
-from hub.store.held import briefly
-
 MEMORY_ROWS = 2000
 """Journal rows and breaker events kept in memory at most while the file cannot be written."""
 
@@ -52,14 +50,14 @@ class JournalMixin:
         on failure they all wait in memory again (oldest first, at most
         :data:`MEMORY_ROWS`). The waiting rows are taken out of memory while they are
         written, so two threads never write the same row twice (BC-18). A lock another
-        connection holds is waited for at most :data:`hub.store.held.TURN_BUSY_MS` (a turn's
+        connection holds is waited for at most :data:`hub.store.db.BUSY_TIMEOUT_MS` (a turn's
         journal row is written before its answer is printed)."""
         with self._lock:
             held = getattr(self, attr)
             rows, held[:] = [*held, *new], []
         if not rows:
             return True
-        if self._run(what, briefly(lambda db: transaction(db, sql, rows) or True), False):
+        if self._run(what, lambda db: transaction(db, sql, rows) or True, False):
             return True
         with self._lock:
             held = getattr(self, attr)

@@ -3,7 +3,7 @@
 :func:`prune` does one round; :func:`start_background` runs it in a daemon thread every
 ``[store] maintenance_s``, so no turn ever waits for it (its writes are small batches, each
 its own short transaction, and a turn's write of the user's data waits at most
-:data:`hub.store.held.TURN_BUSY_MS`).
+:data:`hub.store.db.BUSY_TIMEOUT_MS`).
 """
 
 from __future__ import annotations

@@ -107,22 +107,24 @@ def test_finding3_what_is_still_not_saved_at_the_end_is_said_on_stderr(locked):
     assert _kept(db) == ([], [])  # as said: lost, and nothing claimed it was kept
 
 
-def test_breaker_a_turns_journal_row_waits_the_short_busy_timeout_not_two_seconds(tmp_path):
+def test_breaker_a_store_write_waits_far_less_than_the_act_budget_then_is_held(locked):
     """The breaker's finding: with the store locked, every ``hub ask -`` answer came about 2 s
-    late (each turn's journal row waited SQLite's 2 s busy timeout before the line was
-    printed). The journal, like the user's data, waits :data:`TURN_BUSY_MS` and is held."""
+    late (each turn's journal row waited SQLite's 2 s busy timeout), and an MQTT command's
+    outbox claim waited the same 2 s: the act node timed out ("Sorry, I couldn't do that right
+    now.") for a command that was sent. Every write of the store waits
+    :data:`BUSY_TIMEOUT_MS`, a small part of the act node's budget, then is held."""
+    from hub.settings import ResilienceSettings
     from hub.store.db import BUSY_TIMEOUT_MS
-    from hub.store.held import TURN_BUSY_MS
 
-    store = Store(tmp_path / "hub.db")
-    seen = []
+    db, _config, _held = locked
+    act_s = ResilienceSettings().timeouts_s["act"]
+    assert act_s / 4 >= BUSY_TIMEOUT_MS / 1000
+    store = Store(db)
     try:
-        conn = store.db().conn
-        conn.set_trace_callback(seen.append)
-        assert store.journal({"transcript": "what time is it"})
-        conn.set_trace_callback(None)
-        (after,) = conn.execute("PRAGMA busy_timeout").fetchone()
+        (waits,) = store.db().conn.execute("PRAGMA busy_timeout").fetchone()
+        assert waits == BUSY_TIMEOUT_MS
+        assert not store.journal({"transcript": "what time is it"})  # locked: held
+        assert store.outbox_claim("k1", {"entity": "Kitchen Light"})  # claimed in memory
+        assert [t["transcript"] for t in store.recent_turns()] == ["what time is it"]
     finally:
         store.close()
-    assert f"PRAGMA busy_timeout={TURN_BUSY_MS}" in seen  # set for the write
-    assert after == BUSY_TIMEOUT_MS  # and put back
