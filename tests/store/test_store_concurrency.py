@@ -23,13 +23,15 @@ WORKER = r"""
 import json, logging, sys, threading
 from hub.store.db import Store
 
-lines, locked = [], []
+lines, locked, healed = [], [], []
 class Count(logging.Handler):
     def emit(self, record):
         if "cache write skipped" in record.getMessage():
             lines.append(record.getMessage())
         if "store: locked" in record.getMessage():
             locked.append(record.getMessage())
+        if "store: working again (was: locked" in record.getMessage():
+            healed.append(record.getMessage())
 logging.getLogger("hub.store").addHandler(Count())
 logging.getLogger("hub.store").setLevel(logging.DEBUG)
 store = Store(sys.argv[1])
@@ -71,7 +73,7 @@ done.set()
 reader.join()
 store.flush_memory()
 print(json.dumps({"errors": errors, "cached": cached, "skipped": store.skipped,
-                  "skip_lines": len(lines), "locked": len(locked), "memory": len(store._mem_journal)
+                  "skip_lines": len(lines), "locked": len(locked), "healed": len(healed), "memory": len(store._mem_journal)
                   + len(store._mem_outbox)}), flush=True)
 """
 
@@ -115,7 +117,12 @@ def test_bc18_processes_and_threads_write_while_a_connection_holds_an_exclusive_
     assert cached == {k for r in reports for k in r["cached"]}
     assert len(cached) + sum(r["skipped"] for r in reports) == len(keys)
     assert sum(r["skipped"] for r in reports) > 0  # some cache writes waited past the timeout
-    assert all(r["locked"] == 1 for r in reports)  # the lock did block writes: one line each
+    # The hog's lock blocked writes: logged once when it started and once when it ended, not
+    # once per write. After the hog, a write may wait past the store's short busy timeout
+    # behind another worker's flush: that is a second episode, with its own two lines.
+    writes = THREADS * ROWS * 4
+    assert all(1 <= r["locked"] <= writes // 20 for r in reports), reports
+    assert all(r["healed"] == r["locked"] for r in reports), reports
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
