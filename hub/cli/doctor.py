@@ -136,11 +136,13 @@ def _wake_line(settings) -> str:
 
 
 def _second_pass_line(settings) -> str:
-    """The second recognizer (Whisper tiny.en): on or off, its model, when it is in memory."""
+    """The second recognizer (Whisper tiny.en): on or off, its model (loaded once to check
+    it), when it is in memory."""
     # lazy: hub --help imports every command's module; this loads only when the command runs
     from pathlib import Path
 
-    from hub.asr.whisper_engine import packaged_model_path
+    from hub.asr.whisper_engine import WhisperEngine, packaged_model_path
+    from hub.errors import FatalError
 
     asr = settings.asr
     if not asr.second_pass:
@@ -148,9 +150,16 @@ def _second_pass_line(settings) -> str:
     path = Path(asr.whisper_model).expanduser() if asr.whisper_model else packaged_model_path()
     if not (path / "model.bin").is_file():
         return f"missing: no model.bin in {path}"
+    engine = WhisperEngine(asr)
+    try:  # a model.bin that does not load (truncated, another format) fails every second pass
+        engine.preload()
+    except FatalError as exc:
+        return f"BROKEN: {exc.message} ([asr] whisper_model)"
+    finally:
+        engine.close()
     keep = asr.whisper_keep_loaded_s
     when = "always loaded" if keep < 0 else f"loaded at the wake word, freed {keep:g} s after use"
-    return f"Whisper {path} ({when}; [asr] whisper_keep_loaded_s)"
+    return f"Whisper {path} (loads; {when}; [asr] whisper_keep_loaded_s)"
 
 
 def _asr_choice(settings) -> str:

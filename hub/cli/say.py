@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from hub.errors import FatalError, TransientError
+from hub.intents.utterance import not_text
 from hub.settings import load_settings
 
 
@@ -36,6 +37,10 @@ def run_say(args) -> int:
     from hub.tts.piper import make_tts
     from hub.tts.textnorm import speakable
 
+    problem = not_text(args.text)
+    if problem:  # as hub ask: undecodable bytes or control characters are no text to say
+        print(f"hub: nothing to say: TEXT is {problem}", file=sys.stderr)
+        return 2
     settings = load_settings(args.config, warn_no_home=False)
     if not speakable(args.text):
         print("hub: nothing to say: TEXT has no letters or digits", file=sys.stderr)

@@ -24,6 +24,13 @@ def text_problem(text: str) -> str | None:
     """
     if len(text) > MAX_TEXT_CHARS:
         return f"too long ({len(text)} characters; at most {MAX_TEXT_CHARS})"
+    return not_text(text)
+
+
+def not_text(text: str) -> str | None:
+    """``"not text (N control characters or undecodable bytes)"`` when ``text`` holds control
+    characters, lone surrogates (undecodable bytes of a command line) or U+FFFD; else None.
+    Any length (``hub say`` reads long texts too)."""
     odd = sum(1 for c in text if (not c.isprintable() and not c.isspace()) or c == "\ufffd")
     if odd:
         return f"not text ({odd} control characters or undecodable bytes)"

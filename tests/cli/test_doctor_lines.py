@@ -67,3 +67,20 @@ def test_breaker_a_wake_word_file_that_is_not_a_tflite_model_is_named_not_a_cras
     toml.write_text(f'[wake]\nmodel = "{tmp_path / "noise.tflite"}"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="wake.model: .* is not a TensorFlow Lite model"):
         load_settings(str(toml))
+
+
+def test_breaker_doctor_loads_the_whisper_model_so_a_broken_one_is_named(tmp_path):
+    """The breaker's finding: ``hub doctor`` only looked for ``model.bin``; a file that does not
+    load (random bytes, cut short) passed and every second pass then failed. Doctor loads it."""
+    import shutil
+
+    from hub.asr.whisper_engine import packaged_model_path
+
+    settings = load_settings(None)
+    assert "(loads; " in _second_pass_line(settings)  # the packaged model loads
+    for name in sorted(p.name for p in packaged_model_path().iterdir() if p.is_file()):
+        shutil.copy(packaged_model_path() / name, tmp_path / name)
+    (tmp_path / "model.bin").write_bytes(bytes(range(256)) * 64)
+    asr = dataclasses.replace(settings.asr, whisper_model=str(tmp_path))
+    line = _second_pass_line(dataclasses.replace(settings, asr=asr))
+    assert line.startswith("BROKEN: cannot load Whisper model ") and str(tmp_path) in line

@@ -73,8 +73,8 @@ done.set()
 reader.join()
 store.flush_memory()
 print(json.dumps({"errors": errors, "cached": cached, "skipped": store.skipped,
-                  "skip_lines": len(lines), "locked": len(locked), "healed": len(healed), "memory": len(store._mem_journal)
-                  + len(store._mem_outbox)}), flush=True)
+                  "skip_lines": len(lines), "locked": len(locked), "healed": len(healed),
+                  "memory": len(store._mem_journal) + len(store._mem_outbox)}), flush=True)
 """
 
 

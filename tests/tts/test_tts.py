@@ -382,3 +382,21 @@ def test_cancel_stops_at_the_next_sentence():
     with pytest.raises(TimeoutError_):
         next(chunks)
     assert len(voice.calls) == 1
+
+
+@pytest.mark.parametrize("text", [b"hello \xed\xa0\x80 there", b"a\x01b", b"caf\xe9"])
+def test_breaker_hub_say_refuses_undecodable_bytes_as_hub_ask_does(tmp_path, text):
+    """A lone surrogate (bytes not UTF-8 on the command line), a control character or a
+    Latin-1 byte is no text: one line, exit 2, no file written (``hub ask`` refuses the same)."""
+    out = tmp_path / "say.wav"
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"hub", b"say", text, b"--out", str(out).encode()],
+        capture_output=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=300,
+        check=False,
+    )
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 2, err
+    assert err.startswith("hub: nothing to say: TEXT is not text (") and err.count("\n") == 1
+    assert not out.exists()
