@@ -32,6 +32,11 @@ class ExitCode(IntEnum):
     """Network unreachable (``hub models fetch``)."""
     DEVICE = 4
     """Audio device unavailable (``hub run``)."""
+    NOT_SAVED = 5
+    """The user's data (a list, the timers, the alarms) was changed but could not be saved
+    before the command ended (the store locked by another process past ``[store]
+    save_wait_s``, or unwritable): it is lost, and stderr names it. It replaces 0, 130 and
+    143 (the daemons' stop included), never an error's code."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT)."""
     TERMINATED = 143

@@ -45,11 +45,16 @@ def _list_of(ctx: Context, match: IntentMatch):
     return name if isinstance(name, Outcome) else (name, item)
 
 
-def _store(ctx: Context, name: str, items: list, completed: list) -> None:
-    """Write the list's items back (state = open items), and to the store when there is one."""
+def _store(
+    ctx: Context, name: str, items: list, completed: list, change: tuple | None = None
+) -> None:
+    """Write the list's items back (state = open items), and ``change`` (what was asked:
+    :func:`hub.act.liststore.changed`) to the store when there is one; once written, the
+    list is what the store holds (another process's changes included)."""
+    if ctx.lists is not None and ctx.lists.save(name, items, completed, change):
+        kept = ctx.lists.load(name) or {}
+        items, completed = list(kept.get("items", items)), list(kept.get("completed", completed))
     ctx.home.set_state(name, str(len(items)), items=items, completed=completed)
-    if ctx.lists is not None:
-        ctx.lists.save(name, items, completed)
 
 
 def _spoken(name: str) -> str:
@@ -89,7 +94,7 @@ def clear_items(ctx: Context, match: IntentMatch) -> Outcome:
     gone = [*attrs.get("items", []), *attrs.get("completed", [])]
     if not gone:
         return Outcome(render("HassShoppingListLastItems", "no_items", list=_spoken(name)))
-    _store(ctx, name, [], [])
+    _store(ctx, name, [], [], ("remove_all", gone))
     return Outcome(
         render(match.intent, "cleared", match.slots, list=_spoken(name)),
         (action(name, "todo", "remove_item", item=gone),),
@@ -103,7 +108,8 @@ def add_item(ctx: Context, match: IntentMatch) -> Outcome:
         return found
     name, item = found
     attrs = ctx.home.attributes(name)
-    _store(ctx, name, [*attrs.get("items", []), item], list(attrs.get("completed", [])))
+    items, completed = [*attrs.get("items", []), item], list(attrs.get("completed", []))
+    _store(ctx, name, items, completed, ("add", item))
     return Outcome(
         reply(ctx, match, "item_added", name), (action(name, "todo", "add_item", item=item),)
     )
@@ -133,7 +139,7 @@ def _change(ctx: Context, match: IntentMatch, complete: bool) -> Outcome:
         return Outcome(reply(ctx, match, "item_not_found", name), ok=False)
     if complete:
         completed.append(entry)
-    _store(ctx, name, items, completed)
+    _store(ctx, name, items, completed, ("complete" if complete else "remove", entry))
     key, service = (
         ("item_completed", "update_item") if complete else ("item_deleted", "remove_item")
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -191,8 +192,12 @@ def make_hub(args, entry: str, *, speak: bool) -> Hub:
     return hub
 
 
-_AT_END: list[Callable[[], None]] = []
+_AT_END: list[Callable[[], object]] = []
 """What :func:`end_command` runs, last registered first."""
+
+STOP_WAITING = threading.Event()
+"""Set (by :func:`hub.cli.main.main`'s handler of a SIGTERM or a second Ctrl-C while the
+command ends): the stores stop waiting for a locked file (:func:`hub.store.retention.finish`)."""
 
 
 def open_cli_store(args, settings: Settings, *, background: bool = False):
@@ -207,22 +212,29 @@ def open_cli_store(args, settings: Settings, *, background: bool = False):
     from hub.store.retention import finish
 
     store = open_store(store_location(args, settings), settings.store, background=background)
-    _AT_END.append(partial(finish, store))
+    _AT_END.append(partial(finish, store, STOP_WAITING.is_set))
     return store
 
 
-def end_command() -> None:
+def end_command() -> list[str]:
     """Close what the command opened, last first, on every exit path (a normal end, an error,
     Ctrl-C, SIGTERM; :func:`hub.cli.main.main`): each Hub's timer thread (an alert being
     synthesized is finished: onnxruntime aborts the process when the interpreter ends under a
-    synthesis), then each store (:func:`hub.store.retention.finish`: WAL checkpointed, row
-    counts recorded in ``<db>.rows``, so a store later found emptied or damaged is reported
-    with the rows it lost, BC-33). Never raises."""
+    synthesis), then each store (:func:`hub.store.retention.finish`: what it holds written,
+    waiting for a locked file until ``[store] save_wait_s`` or :data:`STOP_WAITING`; WAL
+    checkpointed, row counts recorded in ``<db>.rows``, so a store later found emptied or
+    damaged is reported with the rows it lost, BC-33). Returns the labels of the user's data
+    not saved (lost). Never raises."""
+    lost: list[str] = []
     while _AT_END:
         try:
-            _AT_END.pop()()
+            done = _AT_END.pop()()
         except Exception as exc:
             log.warning("not closed cleanly at the end: %s", exc)
+            continue
+        if isinstance(done, list):
+            lost.extend(done)
+    return lost
 
 
 def answer_names(paths: list[Path]) -> list[str]:

@@ -2,8 +2,10 @@
 
 Exit codes (README, "Exit codes"): 0 every input handled (``no_speech`` and ``degraded``
 included); 1 internal error; 2 at least one input unreadable or unsupported, or bad usage or
-config; 4 audio device unavailable; 130 Ctrl-C; 143 SIGTERM (0 for the daemons: run, wyoming,
-serve). Expected failures print one line, never a traceback.
+config; 4 audio device unavailable; 5 the user's data changed but not saved when the command
+ended (in place of 0, 130, 143); 130 Ctrl-C; 143 SIGTERM (0 for the daemons: run, wyoming,
+serve). Expected failures print one line, never a traceback. A SIGTERM or a second Ctrl-C
+while the command ends stops its wait for a locked store at once.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from hub.bench import suites as bench
 from hub.cli import config, home, models, replay, run, serve, stats, wyoming
 from hub.cli import doctor as tools
 from hub.cli import say as speak
-from hub.cli.args import end_command
+from hub.cli.args import STOP_WAITING, end_command
 from hub.errors import ConfigError, DeviceUnavailableError, ExitCode, HubError
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_TERMINATED = (
@@ -30,6 +32,11 @@ EXIT_OK, EXIT_INTERNAL, EXIT_BAD_INPUT, EXIT_DEVICE, EXIT_INTERRUPTED, EXIT_TERM
     ExitCode.INTERRUPTED,
     ExitCode.TERMINATED,
 )
+EXIT_NOT_SAVED = ExitCode.NOT_SAVED
+
+LOSS_REPLACES = frozenset({EXIT_OK, EXIT_INTERRUPTED, EXIT_TERMINATED})
+"""Exit codes that :data:`EXIT_NOT_SAVED` replaces when the user's data was lost (a stop is
+no error; an error's own code is kept)."""
 
 DAEMONS = frozenset({"run", "wyoming", "serve"})
 """Commands that serve until stopped: SIGTERM is their normal stop (exit 0)."""
@@ -52,7 +59,9 @@ examples:
 
 exit codes: 0 ok (no_speech and degraded included), 1 internal error,
             2 unreadable/unsupported input or bad config, 3 network unreachable
-            (models fetch), 4 audio device unavailable, 130 interrupted (Ctrl-C),
+            (models fetch), 4 audio device unavailable, 5 a list, timer or alarm
+            changed but not saved (store locked past [store] save_wait_s; stderr
+            names it; in place of 0/130/143), 130 interrupted (Ctrl-C),
             143 terminated (SIGTERM; run, wyoming and serve stop with 0)
 config: --config FILE, else $HUB_CONFIG, else /etc/hub/hub.toml, else built-in defaults
         (the sample home); the microphone is [audio] input_device (see `hub doctor`)"""
@@ -169,31 +178,60 @@ def _raise_terminated(signum, frame) -> None:
     raise Terminated
 
 
-def _on_sigterm(handler):
-    """Install ``handler`` for SIGTERM; the previous one, or None off the main thread."""
+def _on_signal(signum: int, handler):
+    """Install ``handler`` for ``signum``; the previous one, or None off the main thread."""
     try:
-        return signal.signal(signal.SIGTERM, handler)
+        return signal.signal(signum, handler)
     except (ValueError, OSError):  # not the main thread, or no signals here
         return None
+
+
+def _on_sigterm(handler):
+    """Install ``handler`` for SIGTERM; the previous one, or None off the main thread."""
+    return _on_signal(signal.SIGTERM, handler)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``hub`` with ``argv``; returns the exit code.
 
     However the command ends (normally, an error, Ctrl-C, SIGTERM) what it opened is closed:
-    timer threads, then stores (WAL checkpointed, row counts recorded beside them: BC-33).
+    timer threads, then stores (what they hold written, waiting for a locked file; WAL
+    checkpointed, row counts recorded beside them: BC-33). The user's data not saved then
+    gives :data:`EXIT_NOT_SAVED` in place of 0, 130 or 143.
     """
     parser = build_parser()
     args = _parse(parser, _values_joined(parser, sys.argv[1:] if argv is None else argv))
     _setup_logging(getattr(args, "verbose", 0))
     previous = _on_sigterm(_raise_terminated)  # the daemons install their own while they serve
     try:
-        return _run(args)
+        code = _run(args)
+    except BaseException:
+        _end(previous)
+        raise
+    lost = _end(previous)
+    return EXIT_NOT_SAVED if lost and code in LOSS_REPLACES else code
+
+
+def _stop_waiting(signum, frame) -> None:
+    """A SIGTERM or Ctrl-C while the command ends: the stores stop waiting for a locked file
+    (what is not saved is said, one line); a further one has its usual effect."""
+    STOP_WAITING.set()
+    if signum == signal.SIGINT:
+        _on_signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _end(previous) -> list[str]:
+    """:func:`hub.cli.args.end_command` with SIGTERM and SIGINT ending any wait for a locked
+    store (:func:`_stop_waiting`; a second SIGTERM is ignored, a second Ctrl-C interrupts);
+    the labels of the user's data not saved."""
+    _on_sigterm(_stop_waiting)
+    interrupt = _on_signal(signal.SIGINT, _stop_waiting)
+    try:
+        return end_command()
     finally:
-        _on_sigterm(signal.SIG_IGN)  # a second SIGTERM must not cut the finish short
-        end_command()
-        if previous is not None:
-            _on_sigterm(previous)
+        _on_sigterm(previous if previous is not None else signal.SIG_DFL)
+        if interrupt is not None:
+            _on_signal(signal.SIGINT, interrupt)
 
 
 def _run(args) -> int:

@@ -14,7 +14,7 @@ import logging
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from hub.store.rows import replace_all
+from hub.store.rows import RowChange, RowTable
 
 log = logging.getLogger("hub.store.alerts")
 
@@ -72,26 +72,24 @@ def from_row(record_text: str) -> tuple[dict, bool]:
     return record, migrated
 
 
+ALERTS = RowTable("alerts", to_row)
+"""The ``alerts`` table's rows (one per alert; :func:`to_row`)."""
+
+
 def stored_alerts(store, alerts: list[dict] | None = None) -> list[dict]:
-    """With ``alerts``, replace the table's rows by them (one transaction); return the rows
-    stored. Raises NaiveDatetimeError for a naive instant (nothing written); a failed SQL
-    write is logged by the store, held until it can be written (:mod:`hub.store.held`) and
-    ``alerts`` returned. Migrated naive rows are rewritten."""
-    rows = [to_row(a) for a in alerts] if alerts is not None else None
-
-    def replace(db):
-        return replace_all(
-            db,
-            "alerts",
-            f"INSERT INTO alerts ({', '.join(_COLUMNS)}, record) VALUES "
-            f"({', '.join('?' * (len(_COLUMNS) + 1))})",
-            [tuple(r[k] for k in (*_COLUMNS, "record")) for r in rows],
-        )
-
-    if rows is not None and not store.write_state(
-        "alerts", "alerts", replace, "the alarms and reminders"
-    ):
-        return alerts  # held: written when the store can
+    """With ``alerts`` (all of this process's alerts now), write what changed since its last
+    ones (the first time, since the rows in the file: an alert added, changed, removed;
+    :meth:`hub.store.held.HeldMixin.write_rows`), so another process's alerts in the file are
+    kept; return the rows stored. Raises NaiveDatetimeError for a naive instant (nothing
+    written); a failed SQL write is logged by the store, held until it can be written
+    (:mod:`hub.store.held`) and ``alerts`` returned. Migrated naive rows are rewritten."""
+    if alerts is not None:
+        for alert in alerts:
+            to_row(alert)  # a naive instant is refused before anything is written
+        if not store.knows_rows("alerts"):
+            stored_alerts(store)
+        if not store.write_rows(ALERTS, alerts, "the alarms and reminders"):
+            return alerts  # held: written when the store can
     got = store._run(
         "alerts read",
         lambda db: db.conn.execute("SELECT record FROM alerts ORDER BY next_fire, id").fetchall(),
@@ -99,9 +97,13 @@ def stored_alerts(store, alerts: list[dict] | None = None) -> list[dict]:
         write=False,
     )
     if got is None:
+        store.known_rows("alerts", [])
         return [] if alerts is None else alerts
     read = [from_row(r[0]) for r in got]
     out = [r for r, _ in read]
-    if alerts is None and any(m for _, m in read):
-        stored_alerts(store, out)
+    if alerts is None:
+        store.known_rows("alerts", out)
+        migrated = [r for r, m in read if m]
+        if migrated:  # those rows rewritten, as changes of them
+            store.write_row_change(ALERTS, RowChange(changed=migrated), "the alarms and reminders")
     return out

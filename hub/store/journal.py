@@ -37,7 +37,8 @@ def transaction(db, sql: str, rows: list) -> None:
 
 
 class JournalMixin:
-    """Journal, breaker events, kv; needs ``_run``, ``write_state``, ``flush_held``, ``clock``
+    """Journal, breaker events, kv; needs ``_run``, ``write_state``, ``write_change``,
+    ``flush_held``, ``clock``
     and the ``_mem_*`` fields."""
 
     def journal(self, trace: dict) -> bool:
@@ -122,9 +123,9 @@ class JournalMixin:
         return json.loads(row[0]) if row else None
 
     def kv_set(self, key: str, value, label: str = "") -> bool:
-        """Store a JSON-able ``value`` under ``key``; False if the write failed (it is then
-        held and written when the store can: :meth:`hub.store.held.HeldMixin.write_state`,
-        ``label`` naming it for the user)."""
+        """Store a JSON-able ``value`` under ``key`` (whole: the hub's own bookkeeping); False
+        if the write failed (the newest value is then held and written when the store can:
+        :meth:`hub.store.held.HeldMixin.write_state`, ``label`` naming it for the user)."""
         text = json.dumps(value)
         return self.write_state(
             f"kv:{key}",
@@ -134,6 +135,23 @@ class JournalMixin:
             ),
             label,
         )
+
+    def kv_change(self, key: str, change, label: str = "") -> tuple | None:
+        """Apply ``change(value stored or None) -> new JSON-able value`` to ``key`` inside
+        one write transaction (the value read there: what another process wrote meanwhile is
+        what it changes); ``(new value,)`` when written now. Else None: it is held and
+        applied, in order, to what is stored when the store can take it
+        (:meth:`hub.store.held.HeldMixin.write_change`); ``label`` names it for the user."""
+
+        def fn(db):
+            row = db.execute("SELECT value FROM kv WHERE key = ?", [key]).fetchone()
+            new = change(json.loads(row[0]) if row else None)
+            db.execute(
+                "INSERT OR REPLACE INTO kv (key, value) VALUES (?, ?)", [key, json.dumps(new)]
+            )
+            return new
+
+        return self.write_change("kv", fn, label)
 
     def flush_memory(self) -> None:
         """Write out what waited in memory (journal, breaker events, outbox, the user's data

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 from hub.store import recover
 
@@ -135,52 +136,69 @@ STOP_JOIN_S = 2.0
 """Longest :func:`finish` waits for the maintenance thread to end its round."""
 
 
-def finish(store) -> None:
+def finish(store, stop: Callable[[], bool] | None = None) -> list[str]:
     """The end of a process's use of ``store`` (every command that opened it, on any exit
     path: ``hub.cli.main``): stop the maintenance thread, write out what waited in memory
-    (waiting up to ``[store] save_wait_s`` for a store another process holds locked: the
-    user's lists, timers and alarms said to be set are kept), checkpoint the WAL into the file,
-    record the row counts beside it (``<db>.rows``, :func:`hub.store.recover.write_counts`)
-    and close this thread's connection, so a file later found emptied or damaged is reported
-    with the rows it lost (BC-33). What is still not saved is one WARNING on stderr. Safe to
-    call twice; never raises (a failure is the store's one log line)."""
+    (waiting up to ``[store] save_wait_s`` for a store another process holds locked, one
+    WARNING line saying so: the user's lists, timers and alarms said to be set are kept; the
+    wait ends at once when ``stop()`` is true: a SIGTERM or a second Ctrl-C), checkpoint the
+    WAL into the file, record the row counts beside it (``<db>.rows``,
+    :func:`hub.store.recover.write_counts`) and close this thread's connection, so a file
+    later found emptied or damaged is reported with the rows it lost (BC-33). What is still
+    not saved is one WARNING on stderr. Returns the labels of the user's data not saved
+    (lost: the command's exit code says so, :attr:`hub.errors.ExitCode.NOT_SAVED`); [] the
+    second time. Never raises (a failure is the store's one log line)."""
     if store.finished:
-        return
+        return []
     store.finished = True
     if store._thread is not None:
         store._stop.set()
         store.wal_due.set()
         store._thread.join(STOP_JOIN_S)
     if not store.read_only:
-        _save_what_waits(store)
+        _save_what_waits(store, stop or (lambda: False))
         store.pragma("wal_checkpoint(TRUNCATE)")  # opens this thread's connection if it had none
         store.close()  # which records the row counts
-    _report_unsaved(store)
+    return _report_unsaved(store)
 
 
 SAVE_RETRY_S = 0.25
 """Pause between two tries of :func:`_save_what_waits` (each waits the busy timeout too)."""
 
+STOP_POLL_S = 0.05
+"""How often the pause between two tries looks whether it is to stop waiting."""
 
-def _save_what_waits(store) -> None:
+
+def _save_what_waits(store, stop: Callable[[], bool]) -> None:
     """Write what waited in memory, trying again for up to ``[store] save_wait_s`` while the
-    user's data is not written (another process holds the store's lock)."""
-    end = time.monotonic() + store.settings.save_wait_s
+    user's data is not written (another process holds the store's lock) and not ``stop()``."""
+    wait_s = store.settings.save_wait_s
+    end = time.monotonic() + wait_s
     waited = bool(store.unsaved())
     store.flush_memory()
-    while store.unsaved() and time.monotonic() < end:
-        time.sleep(SAVE_RETRY_S)
-        store.flush_memory()
+    if store.unsaved() and wait_s > 0 and not stop():
+        log.warning(
+            "store: %s; waiting up to %g s to save %s (a signal stops the wait)",
+            store.degraded or "cannot be written",
+            wait_s,
+            ", ".join(store.unsaved()),
+        )
+    while store.unsaved() and time.monotonic() < end and not stop():
+        pause = time.monotonic() + SAVE_RETRY_S
+        while time.monotonic() < min(pause, end) and not stop():
+            time.sleep(STOP_POLL_S)
+        if not stop():
+            store.flush_memory()
     if waited and not store.unsaved():
         log.info("store: saved what waited in memory")
 
 
-def _report_unsaved(store) -> None:
+def _report_unsaved(store) -> list[str]:
     """One WARNING naming the user's data still not in the file when the process is done
-    with the store (it is lost now), and the journal rows still in memory."""
+    with the store (it is lost now), and the journal rows still in memory; those labels."""
     labels = store.unsaved()
     if not labels:
-        return
+        return []
     rows = len(store._mem_journal)
     log.warning(
         "store: %s; not saved, lost as this command ends: %s%s",
@@ -188,3 +206,4 @@ def _report_unsaved(store) -> None:
         ", ".join(labels),
         f" (and {rows} journal rows)" if rows else "",
     )
+    return labels

@@ -87,9 +87,9 @@ class _BrokenStore:
     def kv_get(self, key):
         return None
 
-    def kv_set(self, key, value, label=""):
+    def kv_change(self, key, change, label=""):
         self.writes += 1
-        return False
+        return None
 
 
 def test_a_store_that_cannot_be_written_keeps_the_list_in_memory(caplog):

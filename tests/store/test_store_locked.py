@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from hub.errors import ExitCode
 from hub.graph.answers import NOT_SAVED
 from hub.paths import DATA_DIR
 from hub.store.db import Store
@@ -26,12 +28,20 @@ ROOT = Path(__file__).resolve().parents[2]
 SAID = "add milk to my shopping list\nset a timer for 10 minutes\n"
 GUARD_S = 300.0
 """Longest a command may take (a guard against a hang, not a measurement)."""
+SIGNAL_GUARD_S = 60.0
+"""Longest a command may take to end after a SIGTERM during its 600 s wait for the store
+(a guard that catches a SIGTERM ignored, not a measurement)."""
 
 
-def _run_ask(db: Path, config: Path, held: sqlite3.Connection, release: bool):
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "HUB_CONFIG": ""}
+
+
+def _run_ask(db: Path, config: Path, held: sqlite3.Connection, release: bool, code: int = 0):
     """``hub ask - --store db`` while ``held`` keeps the store locked: both lines answered,
-    then the lock released (``release``) before stdin ends; (answers, stderr lines)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HUB_CONFIG": ""}
+    then the lock released (``release``) before stdin ends; it exits with ``code``;
+    (answers, stderr lines)."""
+    env = _env()
     argv = [sys.executable, "-m", "hub", "ask", "--no-llm", "--config", str(config)]
     proc = subprocess.Popen(
         [*argv, "--store", str(db), "-"],
@@ -51,7 +61,7 @@ def _run_ask(db: Path, config: Path, held: sqlite3.Connection, release: bool):
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0 and not rest.strip(), err
+    assert proc.returncode == code and not rest.strip(), err
     return answers, err.splitlines()
 
 
@@ -96,7 +106,7 @@ def test_finding3_changes_the_locked_store_could_not_take_are_written_once_it_ca
 
 def test_finding3_what_is_still_not_saved_at_the_end_is_said_on_stderr(locked):
     db, config, held = locked
-    answers, err = _run_ask(db, config, held, release=False)
+    answers, err = _run_ask(db, config, held, release=False, code=ExitCode.NOT_SAVED)
     assert all(a["response"].endswith(NOT_SAVED) for a in answers)
     unsaved = [line for line in err if "not saved" in line]
     assert unsaved == [
@@ -105,6 +115,45 @@ def test_finding3_what_is_still_not_saved_at_the_end_is_said_on_stderr(locked):
     ], err
     held.execute("ROLLBACK")
     assert _kept(db) == ([], [])  # as said: lost, and nothing claimed it was kept
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_breaker_sigterm_during_the_wait_for_a_locked_store_ends_it_and_says_what_is_lost(
+    locked, signum
+):
+    """The breaker's finding: at exit the hub waited ``[store] save_wait_s`` for a locked
+    store with SIGTERM ignored (a systemd stop waited it out), and exited 0 though the
+    Shopping List was lost. Now a SIGTERM during the wait ends it at once, one stderr line
+    names what is lost, and the exit code is :attr:`ExitCode.NOT_SAVED`. A Ctrl-C then (the
+    second one of ``hub run``) does the same."""
+    db, config, _held = locked
+    config.write_text(config.read_text().replace("save_wait_s = 0", "save_wait_s = 600"))
+    argv = [sys.executable, "-m", "hub", "ask", "--no-llm", "--config", str(config)]
+    proc = subprocess.Popen(
+        [*argv, "--store", str(db), "add milk to my shopping list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        seen = []
+        for line in proc.stderr:  # the wait starts: it says so
+            seen.append(line.rstrip())
+            if "waiting up to 600 s to save the Shopping List" in line:
+                break
+        proc.send_signal(signum)
+        out, rest = proc.communicate(timeout=SIGNAL_GUARD_S)  # ignored: it waits 600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = [*seen, *rest.splitlines()]
+    assert proc.returncode == ExitCode.NOT_SAVED, err
+    assert out.strip() == f"Added milk. {NOT_SAVED}"
+    assert [line for line in err if "not saved" in line] == [
+        "hub: WARNING hub.store.retention: store: locked; not saved, lost as this command "
+        "ends: the Shopping List (and 1 journal rows)"
+    ], err
 
 
 def test_breaker_a_store_write_waits_far_less_than_the_act_budget_then_is_held(locked):
