@@ -13,8 +13,7 @@ playback's start or ended after the playback). Envelopes, not waveforms, so a ro
 reverberation or a resampler's phase does not hide the echo; a user speaking over the
 answer makes the input diverge from it. Where the sound server can cancel echo
 (PulseAudio/PipeWire ``module-echo-cancel``), its output is the better microphone; this
-check still runs on it, and measures it uncoupled (the canceller's residual stays quiet
-against the playback but for brief spikes: :data:`hub.service.echo_path.RESIDUAL_SHARE`).
+check still runs on it.
 
 The echo path is measured, never assumed (issue 18): while the hub plays, every
 :data:`MEASURE_S` the same correlation is taken on the last :data:`WINDOW_S` heard (from the

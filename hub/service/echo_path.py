@@ -5,16 +5,10 @@ output, and when it does, how late, how loud and over what noise floor.
 envelope and the played envelope at their best alignment). A window is evidence only when it
 is clear: correlated at least :data:`ECHO_WINDOW` (the echo path shows), or correlated less
 than :data:`QUIET_WINDOW` while the input stayed flat (silence or steady noise under loud
-playback: there is no path), or correlated less than :data:`ECHO_WINDOW` while the input
-stayed quiet against the playback, brief spikes aside (its median envelope under
-:data:`RESIDUAL_SHARE` of the played one's: an echo canceller's residual, no path that
-matters; measured behind PulseAudio's ``module-echo-cancel``, the residual spiked at each
-ring's start and followed the ring at 0.4-0.7 otherwise, so the windows were neither echo
-nor flat and the device's path was never measured). A window holding a user's speech is
-neither, whatever the device (speech over the answer lowers an echo's correlation, and
-matches an answer's envelope only by chance: 0.3-0.8 measured, 0.85 and more in none of 372
-such windows replayed), nor is a window whose echo came at two delays (the sound server
-paused the output: an underrun).
+playback: there is no path). A window holding a user's speech is neither, whatever the
+device (speech over the answer lowers an echo's correlation, and matches an answer's envelope
+only by chance: 0.3-0.8 measured, 0.85 and more in none of 372 such windows replayed), nor is
+a window whose echo came at two delays (the sound server paused the output: an underrun).
 Echo windows count once :data:`AGREEING` of them agree on the delay (a chance match comes at a
 delay of its own; the first one, replayed, came at 380 ms where the echo was at -60 ms). The
 coupling is the share of the last :data:`PATH_WINDOWS` clear windows that showed the path
@@ -43,11 +37,6 @@ QUIET_WINDOW = 0.45
 """A measured window correlating less than this, over a flat input, shows there is none."""
 FLAT_CV = 0.3
 """An input envelope whose standard deviation is below this share of its mean is flat."""
-RESIDUAL_SHARE = 0.05
-"""An input whose median envelope is below this share of the played envelope's median shows
-no path that matters, unless it correlates at least :data:`ECHO_WINDOW` (measured behind
-``module-echo-cancel`` at the simulated path's gain 0.5: 0.000-0.022, the user's "stop" in
-the window included; the path without the canceller: 0.5)."""
 PATH_WINDOWS = 16
 """Clear windows kept (about 8 s of playback): the coupling is theirs."""
 AGREEING = 2
@@ -112,13 +101,6 @@ def _flat(mic: np.ndarray) -> bool:
     return mean < 1.0 or float(mic.std()) < FLAT_CV * mean
 
 
-def _residual(mic: np.ndarray, ref: np.ndarray) -> bool:
-    """True when the input envelope ``mic`` stays quiet against the played one ``ref`` (as
-    long) but for brief spikes: its median under :data:`RESIDUAL_SHARE` of the played
-    median (an echo canceller's residual, loudest where it adapts at a playback's start)."""
-    return float(np.median(mic)) < RESIDUAL_SHARE * float(np.median(ref))
-
-
 class EchoPath:
     """The measured echo path of one device (thread-safe; see the module doc)."""
 
@@ -139,7 +121,7 @@ class EchoPath:
                 floor = float(np.percentile(mic_p, 10))
                 gain = max(0.0, float(np.dot(mic_p - floor, ref_p)) / norm)
                 self._windows.append((delay, gain, floor))
-            elif (corr < QUIET_WINDOW and _flat(mic)) or _residual(mic, ref):
+            elif corr < QUIET_WINDOW and _flat(mic):
                 self._windows.append(None)
 
     def _echoes(self) -> list[tuple[int, float, float]]:
