@@ -26,12 +26,24 @@ read as on stderr.
     nice .venv/bin/python scripts/measure_stop_echo.py --scenario long --gain 1.0 --delay-ms 200
     nice .venv/bin/python scripts/measure_stop_echo.py --noise 300 --reverb 50 --user-stop 1.2
     nice .venv/bin/python scripts/measure_stop_echo.py --no-echo --user-stop 1.0   # no echo path
+    nice .venv/bin/python scripts/measure_stop_echo.py --aec --user-stop 1.2 --runs 10
+
+With ``--aec`` the hub hears the microphone through PulseAudio's acoustic echo canceller
+(``scripts/echo-cancel.sh``: ``module-echo-cancel``, WebRTC's): the canceller's source
+``hub_ec_mic`` (its mic: ``hub_mic``, the FIFO) and sink ``hub_ec_speaker`` (it passes what the
+hub plays on to ``hub_speaker`` and keeps it as its reference) are the server's defaults, so the
+hub records and plays through them; the echo path is still simulated after the speaker (the
+null sink's monitor, delayed and scaled, mixed into the FIFO), so the canceller sees the
+speaker's stream as reference and the microphone with its echo as mic. ``pulse_cpu`` is the
+sound server's CPU (psutil: its CPU seconds over the wall seconds of the run, in percent of one
+core). ``--runs N`` repeats the run (a server and a daemon each) and ends with a summary line.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -42,6 +54,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -205,6 +218,7 @@ def count(args, recorder: Recorder, feeder: Feeder, wakes_said: int) -> dict:
         ),
         "user_stop": None if args.user_stop is None else bool(stopped),
         "turns": sum(1 for e in events if "event" not in e),
+        "aec": args.aec,
     }
 
 
@@ -212,6 +226,13 @@ def run(args) -> dict:
     """One run of the scenario; returns the counts."""
     folder = Path(tempfile.mkdtemp(prefix="stop-echo-"))
     env = start_server(folder)
+    if args.aec:
+        subprocess.run(
+            ["bash", str(Path(__file__).with_name("echo-cancel.sh"))],
+            env={**os.environ, **env},
+            check=True,
+        )
+    pulse = psutil.Process(int((Path(env["XDG_RUNTIME_DIR"]) / "pulse" / "pid").read_text()))
     extra = NO_LLM
     if args.scenario == "long":
         faq = folder / "faq.toml"
@@ -231,6 +252,7 @@ def run(args) -> dict:
         )
         time.sleep(1.0)
         end = time.monotonic() + args.seconds
+        cpu0, wall0 = sum(pulse.cpu_times()[:2]), time.monotonic()
         if args.user_stop is not None:
             threading.Thread(
                 target=user_stop, args=(feeder, recorder, args.user_stop, end), daemon=True
@@ -240,6 +262,7 @@ def run(args) -> dict:
             speak(feeder, commands[wakes % len(commands)])
             wakes += 1
             time.sleep(max(0.0, min(every_s, end - time.monotonic())))
+        cpu = 100 * (sum(pulse.cpu_times()[:2]) - cpu0) / (time.monotonic() - wall0)
     finally:
         daemon.stop(signal.SIGTERM)
         for part in (feeder, recorder):
@@ -249,7 +272,7 @@ def run(args) -> dict:
     for _, line in TIMED:
         if m := re.search(r"stop listener:? (heard .+|.+ held for a decode.*)", line):
             print(f"  {m.group(1)}", file=sys.stderr)
-    return count(args, recorder, feeder, wakes)
+    return {**count(args, recorder, feeder, wakes), "pulse_cpu": round(cpu, 1)}
 
 
 def main() -> int:
@@ -263,9 +286,35 @@ def main() -> int:
     parser.add_argument("--reverb", type=float, default=0.0, help="sox reverberance (%%)")
     parser.add_argument("--no-echo", action="store_true", help="no echo path (the test FIFO)")
     parser.add_argument("--user-stop", type=float, help='say "stop" this far into ring 2 (s)')
+    parser.add_argument("--aec", action="store_true", help="through module-echo-cancel")
+    parser.add_argument("--runs", type=int, default=1, help="runs (a summary line after them)")
+    parser.add_argument("--log", type=Path, help="append the daemon's lines to this file")
     args = parser.parse_args()
-    print(json.dumps(run(args)))
+    results = []
+    for _ in range(args.runs):
+        TIMED.clear()
+        results.append(run(args))
+        if args.log:
+            with args.log.open("a", encoding="utf-8") as f:
+                f.writelines(f"{t:.2f} {line}\n" for t, line in TIMED)
+        print(json.dumps(results[-1]), flush=True)
+    if args.runs > 1:
+        print(json.dumps(summary(results)))
     return 0
+
+
+def summary(results: list[dict]) -> dict:
+    """Totals over the runs: user stops heard (of runs), false stops, false wakes, held
+    stretches, echo stretches, and the sound server's CPU (mean, max)."""
+    cpu = [r["pulse_cpu"] for r in results]
+    return {
+        "runs": len(results),
+        "aec": results[0]["aec"],
+        "user_stop": sum(bool(r["user_stop"]) for r in results),
+        **{k: sum(r[k] for r in results) for k in ("false_stops", "false_wakes", "held", "echo")},
+        "pulse_cpu_mean": round(sum(cpu) / len(cpu), 1),
+        "pulse_cpu_max": max(cpu),
+    }
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ def _check(label: str, fn) -> tuple[str, object]:
 def _microphone(settings) -> dict:
     """The ``microphone`` part of the report: devices, the one ``hub run`` opens, the fix."""
     # lazy: hub --help imports every command's module; this loads only when the command runs
+    from hub.audio.echo_cancel import echo_cancel_state
     from hub.audio.probe import probe_input
 
     report = probe_input(settings.audio)
@@ -54,6 +55,7 @@ def _microphone(settings) -> dict:
     }
     if report.accepted:
         out["accepts"] = ", ".join(report.accepted)
+    out["echo-cancelled"] = echo_cancel_state(settings.audio.input_device).detail
     if report.problem:
         out["problem"] = report.problem
         out["fix"] = report.fix

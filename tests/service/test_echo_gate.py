@@ -219,3 +219,35 @@ def test_bc27_after_an_underrun_the_echo_paths_latest_delay_is_kept():
     for seed, delay in enumerate((-6, -6, 21, 21)):  # the output paused: 270 ms later since
         path.measured(0.95, delay, *_window(seed))
     assert path.delay == 21 and path.coupling == 1.0
+
+
+def answer_like(seconds: float, seed: int) -> np.ndarray:
+    """The hub's answer as Piper says it: bursts of random loudness with short gaps."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros(round(seconds * RATE))
+    at = 0
+    while at < len(out):
+        n = round(rng.uniform(0.1, 0.25) * RATE)
+        out[at : at + n] = rng.normal(0, rng.uniform(1500, 6000), len(out[at : at + n]))
+        at += n + round(rng.uniform(0.02, 0.06) * RATE)
+    return out.astype(np.int16)
+
+
+def test_bc27_aec_the_cancellers_residual_of_the_hubs_own_words_is_still_echo():
+    """Behind module-echo-cancel the residual is a weak echo path, not none (measured over a
+    40 s answer: windows correlating 0.5-0.87, quiet against the answer but for spikes at its
+    start and where the canceller slips; the stretches the stop listener cut there correlated
+    0.77-0.94 at 0.4-8 % of the answer's power, one read as 'cancel' and taken). Counting
+    such quiet windows as no path (tried: median envelope under 5 % of the answer's) measured
+    the device uncoupled and the hub stopped itself in 3 of 4 runs of the long answer; the
+    residual's spike is still judged the hub's own voice."""
+    room = Room()
+    answer = answer_like(6.0, seed=54)
+    rng = np.random.default_rng(55)
+    gain = np.repeat(rng.uniform(0, 0.06, len(answer) // BLOCK + 1), BLOCK)[: len(answer)]
+    gain[: round(0.35 * RATE)] = 0.15  # the canceller adapts at the answer's start
+    slip = slice(round(4.0 * RATE), round(4.55 * RATE))
+    gain[slip] = 0.15  # ... and slips on one word
+    heard = delayed(answer, 0.06, 1.0) * gain
+    room.run(_pcm(heard)[: slip.stop + round(0.1 * RATE)], answer)
+    assert room.gate.is_echo(0.6)
