@@ -285,9 +285,11 @@ def test_stop_said_while_a_timer_rings_stops_it_through_the_graph():
 
 
 def run_hub(*args, stdin: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """``hub ARGS --no-llm`` with its own cache folder: the timers need no language model, and
+    building its prompt cache in a fresh folder took 50-120 s on a loaded machine."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     return subprocess.run(
-        [sys.executable, "-m", "hub", *args],
+        [sys.executable, "-m", "hub", *args, "--no-llm"],
         input=stdin,
         text=True,
         capture_output=True,
