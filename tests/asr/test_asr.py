@@ -189,9 +189,9 @@ def test_the_wide_beam_retry_leaves_no_search_behind(engine, monkeypatch):
 def test_other_threads_run_while_a_long_segment_is_decoded(engine):
     """The binding holds the GIL inside each call: the segment's mean is measured in one cheap
     call, then the segment is searched in pieces, so a Python thread (the daemon's watchdog,
-    capture, speaker) keeps ticking at least every 0.3 s during a 12 s segment (the mean's call
-    grows with the segment: 0.3 s for 9.4 s of audio at load average 12 on 2 cores; the
-    n-best lattice, read after the search, is still one call)."""
+    capture, speaker) keeps ticking during a 12 s segment: no pause as long as half the decode
+    (the mean's call grows with the segment: 0.3 s for 9.4 s of audio at load average 12 on 2
+    cores; the n-best lattice, read after the search, is still one call)."""
     import time
 
     audio = np.concatenate(
@@ -224,8 +224,9 @@ def test_other_threads_run_while_a_long_segment_is_decoded(engine):
     during = [t for t in ticks if start <= t <= end] + [end]
     gaps = [b - a for a, b in pairwise([start, *during])]
     # a search in one call would leave one gap as long as the whole decode (0.28 s on a fast
-    # machine, 0.6 s at load 3.4): the longest gap must be well under the decode, and short
-    assert max(gaps) < min(0.3, (end - start) / 2), (end - start, max(gaps))
+    # machine, 0.6 s at load 3.4): the longest gap must be well under the decode. No bound in
+    # seconds: at load 10 the scheduler alone left a 0.5 s gap in a 1.6 s decode
+    assert max(gaps) < (end - start) / 2, (end - start, max(gaps))
     assert engine.decoder.n_frames() >= len(audio) // 320 - 2, segment  # the whole segment
 
 
