@@ -29,6 +29,9 @@ FAST_TIMEOUTS = {
 ROOMY_TIMEOUTS = dict.fromkeys(FAST_TIMEOUTS, 5.0)
 """For dialog tests where no node hangs: at load 10 on 2 cores a rules match has taken over
 1 s, and a timed-out node there changes the answer the test is about."""
+DEFAULT_TIMEOUTS = {**FAST_TIMEOUTS, "rules": ROOMY_TIMEOUTS["rules"]}
+""":func:`settings`' own: the fakes' nodes end quickly, the real rules (every test hub's)
+get room (a healthy match timed out at 1 s under load 10 and the test got another answer)."""
 
 
 @dataclass(frozen=True)
@@ -93,13 +96,13 @@ class FakeLlm:
 
 
 def settings(*, llm: bool = False, deadline_s: float = 8.0, **resilience):
-    """The sample home's settings with short timeouts (``timeouts_s``: others, e.g.
-    :data:`ROOMY_TIMEOUTS`); the LLM on or off at every entry."""
+    """The sample home's settings with short timeouts (:data:`DEFAULT_TIMEOUTS`;
+    ``timeouts_s``: others, e.g. :data:`ROOMY_TIMEOUTS`); the LLM on or off at every entry."""
     base = load_settings(None)
     entries = ("run", "replay", "ask") if llm else ()
     res = dataclasses.replace(
         base.resilience,
-        timeouts_s=dict(resilience.pop("timeouts_s", FAST_TIMEOUTS)),
+        timeouts_s=dict(resilience.pop("timeouts_s", DEFAULT_TIMEOUTS)),
         deadline_s=deadline_s,
         max_load_factor=1.0,
         **resilience,

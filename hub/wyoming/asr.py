@@ -123,12 +123,15 @@ class AsrSession:
         """The last chosen text was withheld (its doubt not settled by the second pass)."""
 
     async def audio_start(self, start: AudioStart) -> None:
-        """Open the recognizer stream (each chunk then says its own format).
+        """Open the recognizer stream (each chunk then says its own format), and ready what
+        the turn may need as a wake word does (:meth:`hub.core.hub.Hub.on_wake`: the second
+        recognizer loads while the command is spoken).
 
         Raises:
             BadInputError: a format the hub cannot take.
         """
         To16k(start.rate, start.width, start.channels)  # a format the hub cannot take fails here
+        self.hub.on_wake()  # as after a wake word: the second pass loads while the user speaks
         engine = self.engine = await self.run(self.hub.engines.asr)
         self.stream = await self.run(engine.stream)
         if getattr(engine, "complete", None) is not None and self.hub.settings.asr.final_silence_ms:

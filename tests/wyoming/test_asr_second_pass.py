@@ -65,7 +65,7 @@ def transcribe(engines, measured, sent=None):
         return fn(*args)
 
     async def session():
-        hub = SimpleNamespace(settings=settings(), engines=engines)
+        hub = SimpleNamespace(settings=settings(), engines=engines, on_wake=lambda: None)
         asr = AsrSession(hub, run, send)
         await asr.audio_start(AudioStart(rate=16000, width=2, channels=1))
         await asr.audio_chunk(

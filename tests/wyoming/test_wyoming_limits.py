@@ -102,7 +102,7 @@ def test_finding1_one_wyoming_utterance_is_bounded_like_a_file():
     fed = bytearray()
     stream = SimpleNamespace(segments=[], accept=fed.extend)
     engines = SimpleNamespace(asr=lambda: SimpleNamespace(stream=lambda: stream))
-    hub = SimpleNamespace(settings=settings(), engines=engines)
+    hub = SimpleNamespace(settings=settings(), engines=engines, on_wake=lambda: None)
 
     async def run(fn, *args):
         return fn(*args)

@@ -243,7 +243,7 @@ def _fed_by_asr_session(start: tuple, chunks: list[tuple]) -> np.ndarray:
         asr=lambda: SimpleNamespace(stream=lambda: stream),
         rules=lambda: SimpleNamespace(recognize=lambda text, area=None: None),
     )
-    hub = SimpleNamespace(settings=settings(), engines=engines)
+    hub = SimpleNamespace(settings=settings(), engines=engines, on_wake=lambda: None)
 
     async def run(fn, *args):
         return fn(*args)
