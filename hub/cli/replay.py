@@ -214,16 +214,53 @@ def _preload_second_pass(hub) -> None:
         log.warning("second pass not preloaded: %s", exc.message)
 
 
+LINE_CAP_BYTES = MAX_TEXT_CHARS * 4 + 2
+"""Bytes of a stdin line kept (UTF-8 takes at most 4 a character, and the line end): a longer
+line is read on to its end without being kept (``hub ask - < /dev/zero`` grew 320 MB a
+second until the kernel killed it)."""
+SKIP_CAP_BYTES = 64 << 20
+"""Bytes read on past :data:`LINE_CAP_BYTES` looking for the line's end: none within them and
+the input is no text of lines (binary, ``/dev/zero``): reading stops there."""
+
+
 def _stdin_lines():
     """stdin's lines as text, each undecodable byte as U+FFFD (so :func:`text_problem`
-    refuses the line), whatever the locale's error handler (strict or surrogateescape)."""
+    refuses the line), whatever the locale's error handler (strict or surrogateescape).
+
+    A line over :data:`LINE_CAP_BYTES` is yielded as its length in bytes (an int), read to its
+    end in pieces, never whole in memory; with no end within :data:`SKIP_CAP_BYTES` more, as
+    ``-1``, the last item (the rest of stdin is not read)."""
     raw = getattr(sys.stdin, "buffer", None)
     if raw is None:  # a text stream put in place of stdin
         for line in sys.stdin:
             yield line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         return
-    for data in raw:
-        yield data.decode("utf-8", "replace")
+    while data := raw.readline(LINE_CAP_BYTES):
+        if len(data) < LINE_CAP_BYTES or data.endswith(b"\n"):
+            yield data.decode("utf-8", "replace")
+            continue
+        size, skipped = len(data), b""
+        while size < LINE_CAP_BYTES + SKIP_CAP_BYTES:
+            skipped = raw.readline(64 * 1024)
+            size += len(skipped)
+            if not skipped or skipped.endswith(b"\n"):
+                break
+        else:
+            yield -1
+            return
+        yield size
+
+
+def _line_problem(line) -> str | None:
+    """:func:`text_problem` of a stdin line from :func:`_stdin_lines` (its length when long)."""
+    if line == -1:
+        return (
+            f"no line end within {SKIP_CAP_BYTES >> 20} MiB: not lines of text (binary input); "
+            "the rest of stdin is not read"
+        )
+    if isinstance(line, int):
+        return f"too long ({line} bytes; at most {MAX_TEXT_CHARS} characters)"
+    return text_problem(line.strip())
 
 
 def run_ask(args) -> int:
@@ -240,7 +277,7 @@ def run_ask(args) -> int:
         timer_out.print_events(hub.events, out_dir, _emit)
         bad = 0
         for n, line in enumerate(_stdin_lines(), 1):
-            problem = text_problem(line.strip())
+            problem = _line_problem(line)
             if problem:  # one line on stderr, the line skipped; exit code 2 at the end
                 print(f"hub: line {n}: {problem}", file=sys.stderr)
                 bad += 1

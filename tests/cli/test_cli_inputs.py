@@ -198,3 +198,36 @@ def test_finding5_hub_wyoming_and_hub_serve_say_stopped_by_sigterm_as_hub_run(tm
     config.write_text(home + satellite, encoding="utf-8")
     err = _stopped_by_sigterm(["serve"], serve, str(config))
     assert "hub: INFO hub.satellites: stopped by SIGTERM" in err.splitlines()
+
+
+def test_newuser_hub_ask_stdin_without_line_ends_is_refused_not_read_into_memory():
+    """The new user's finding: ``hub ask - < /dev/zero`` grew 320 MB a second until the kernel
+    killed it (a line was read whole before its length was checked). Now a line is kept only to
+    its cap, a longer one is read on to its end in pieces, and an input with no line end in
+    64 MiB stops: one line on stderr, exit 2."""
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run(
+            [sys.executable, "-m", "hub", "ask", "--no-llm", "--store", ":memory:", "-"],
+            stdin=zero,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HUB_CONFIG": ""},
+            cwd=ROOT,
+            timeout=GUARD_S,
+            check=False,
+        )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "hub: line 1: no line end within 64 MiB: not lines of text (binary input); "
+        "the rest of stdin is not read"
+    ]
+    lines = b"turn on the tv\n" + b"a" * 3_000_000 + b"\nturn off the tv\n"
+    done = hub("ask", "--no-llm", "--store", ":memory:", "-", stdin=lines)
+    assert done.returncode == 2
+    assert [json.loads(x)["transcript"] for x in done.stdout.splitlines()] == [
+        "turn on the tv",
+        "turn off the tv",
+    ]
+    assert done.stderr.splitlines() == [
+        "hub: line 2: too long (3000001 bytes; at most 1000 characters)"
+    ]
