@@ -127,12 +127,7 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
         more = getattr(engine, "recognize_more", None)
         matches = more(text, area) if more else []  # several commands, then fuzzy
         if not matches:
-            lost = getattr(engine, "meaning_lost", None)
-            return {
-                "matches": [],
-                "faq_hit": bool(ctx.engines.faq().answer(text)),
-                "meaning_lost": bool(lost and lost(text, area)),  # "not understood", said last
-            }
+            return _unmatched(engine, ctx, text, area)
     else:
         matches = [match]
     # a fact intent asked about another time or place
@@ -140,6 +135,22 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     if honest is not None:
         return {"matches": [], "response": honest, "source": "rules", "transcript": text}
     return {"matches": matches, "transcript": text, "source": matches[0].source or "rules"}
+
+
+def _unmatched(engine, ctx: TurnContext, text: str, area: str | None) -> dict:
+    """The rules node's update when nothing matched: not understood at once (no LLM) when a
+    part of several commands had two readings with the verb carried over (never guessed:
+    :meth:`hub.intents.rules.Rules.several_in_doubt`); else whether the FAQ has it and
+    whether a loose reading lost a meaning."""
+    doubt = getattr(engine, "several_in_doubt", None)
+    if doubt and doubt(text, area):
+        return {"matches": [], "response": NOT_UNDERSTOOD, "source": "rules", "transcript": text}
+    lost = getattr(engine, "meaning_lost", None)
+    return {
+        "matches": [],
+        "faq_hit": bool(ctx.engines.faq().answer(text)),
+        "meaning_lost": bool(lost and lost(text, area)),  # "not understood", said last
+    }
 
 
 def llm_vocabulary(ctx: TurnContext):

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from hub.graph.answers import NOT_UNDERSTOOD
+from hub.intents import multi
+from hub.intents.match import IntentMatch
 from hub.store.db import Store
 
-from fakes import FakeDevices, make_hub
+from fakes import FakeDevices, FakeLlm, make_hub
 
 
 class Devices(FakeDevices):
@@ -115,3 +118,18 @@ def test_finding_sensitive_device_in_elided_part_yes_does_both():
     ]
     assert done["response"] == "Opening the Sliding Door and the Garage Door."
     assert [c["result"] for c in done["commands"]] == ["done", "done"]
+
+
+def test_finding_elided_part_in_doubt_is_not_understood_nor_asked_of_the_llm(monkeypatch):
+    def two_readings(part, before, recognize):
+        return [
+            IntentMatch(intent="HassTurnOn", slots={"domain": "light"}, text=""),
+            IntentMatch(intent="HassTurnOff", slots={"domain": "light"}, text=""),
+        ]
+
+    monkeypatch.setattr(multi, "carried", two_readings)
+    llm = FakeLlm(replies=('{"intent": "HassTurnOn", "slots": {"name": "TV"}, "confidence": 0.9}',))
+    hub = make_hub(entry="ask", llm=llm)
+    trace = hub.turn_text("turn the tv on and the lights")
+    assert trace["response"] == NOT_UNDERSTOOD and not trace["acted"], trace
+    assert llm.calls == [] and trace["commands"] == []
