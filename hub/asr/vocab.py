@@ -311,19 +311,35 @@ def _placeholder_rule(spec: str, slots, rules, cmudict) -> str | None:
     return f"<{name}>" if rules[name] else None
 
 
+ELIDABLE = frozenset({"HassTurnOn", "HassTurnOff"})
+"""Commands the grammar hears without their action words after "and" (:func:`elided`). Not
+HassLightSet: with it, the end of "turn off all of the lights in the office" was heard as
+"and the office to 5" (a brightness) in the samples."""
+
+ELIDED_STARTS = frozenset({"on", "off"}) | DETERMINERS
+"""The words a command said without its action words may start with after "and" ("on the
+<slot_name>", "the lights off"); a bare name, area or number is not heard there (a bare
+number let noise after "turn off all of the lights in the office" be heard as "and 5")."""
+
+
 def elided(line: str) -> list[str]:
     """The forms of a conjoinable pattern ``line`` said after "and" without its action words,
     the rules reading them with the previous command's (:func:`hub.intents.multi.carried`):
     "on the <slot_name>" and "the <slot_name>" of "turn on the <slot_name>", "the lights off"
-    of "turn the lights off". A line with more than :data:`MAX_LEAD_WORDS` words before its
-    first determiner or slot has none."""
+    of "turn the lights off". Each starts with a word of :data:`ELIDED_STARTS` and has two
+    words or more; a line with more than :data:`MAX_LEAD_WORDS` words before its first
+    determiner or slot has none."""
     tokens = line.split()
     target = next(
         (i for i, t in enumerate(tokens) if t.startswith("<") or t.lower() in DETERMINERS), 0
     )
     if not 0 < target <= MAX_LEAD_WORDS:
         return []
-    return [" ".join(tokens[i:]) for i in range(1, target + 1)]
+    return [
+        " ".join(tokens[i:])
+        for i in range(1, target + 1)
+        if tokens[i].lower() in ELIDED_STARTS and len(tokens) - i >= 2
+    ]
 
 
 def _fsg_text(
@@ -347,7 +363,7 @@ def _fsg_text(
         for line in alternatives:
             insert(trie, line, intent in CONJOINABLE, intent not in LOW_PRIOR, line in later)
             if intent in CONJOINABLE:
-                for said in (line, *elided(line)):
+                for said in (line, *(elided(line) if intent in ELIDABLE else ())):
                     insert(commands, said, True, True)
             if line in later:
                 insert(delayed, line, False, True)
