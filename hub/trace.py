@@ -27,7 +27,10 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
 
     Returns:
         ``{file, transcript, intent, slots, source, response, audio, fallback_level, errors,
-        timings_ms, status, breakers, acted}``; ``acted`` is True when a command was carried
+        timings_ms, status, breakers, acted, asked_back, commands}``; ``commands`` lists every
+        command of the turn in order (``{intent, slots, entities, result, response}``,
+        :mod:`hub.act.together`; [] when none was acted on or asked about; ``intent`` and
+        ``slots`` are the first's); ``acted`` is True when a command was carried
         out (a device, timer, alarm, reminder or list changed, or a device command sent or
         queued), False for a rejection, a question asked back, a refusal or an answer;
         ``timings_ms`` has each node that ran, ``ttfa``
@@ -60,6 +63,7 @@ def make_trace(final: dict, *, audio: str | None, total_ms: float) -> dict:
         "breakers": list(final.get("breakers") or []),
         "acted": any(outcome.actions for outcome in final.get("outcomes") or ()),
         "asked_back": bool(final.get("asked_back")),
+        "commands": list(final.get("commands") or []),
         **({"second_pass": final["second_pass"]} if final.get("second_pass") else {}),
     }
 
@@ -81,6 +85,7 @@ def bad_input_trace(file: str | None, message: str) -> dict:
         "breakers": [],
         "acted": False,
         "asked_back": False,
+        "commands": [],
     }
 
 

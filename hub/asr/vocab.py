@@ -40,11 +40,12 @@ from hub.asr.fsg_build import COMMAND, FsgBuilder, insert
 from hub.asr.lexicon import load_cmudict, number_words_map, pronounce, spell_number
 from hub.asr.templates import Pattern, expand_patterns, load_items, template_data
 from hub.intents import catalog
+from hub.intents.multi import DETERMINERS, MAX_LEAD_WORDS
 from hub.paths import DATA_DIR, cache_dir
 
 _LOG = logging.getLogger(__name__)
 
-VOCAB_VERSION = "6"
+VOCAB_VERSION = "7"
 """Bump when the generated files change shape, to invalidate old caches."""
 
 
@@ -310,6 +311,37 @@ def _placeholder_rule(spec: str, slots, rules, cmudict) -> str | None:
     return f"<{name}>" if rules[name] else None
 
 
+ELIDABLE = frozenset({"HassTurnOn", "HassTurnOff"})
+"""Commands the grammar hears without their action words after "and" (:func:`elided`). Not
+HassLightSet: with it, the end of "turn off all of the lights in the office" was heard as
+"and the office to 5" (a brightness) in the samples."""
+
+ELIDED_STARTS = frozenset({"on", "off"}) | DETERMINERS
+"""The words a command said without its action words may start with after "and" ("on the
+<slot_name>", "the lights off"); a bare name, area or number is not heard there (a bare
+number let noise after "turn off all of the lights in the office" be heard as "and 5")."""
+
+
+def elided(line: str) -> list[str]:
+    """The forms of a conjoinable pattern ``line`` said after "and" without its action words,
+    the rules reading them with the previous command's (:func:`hub.intents.multi.carried`):
+    "on the <slot_name>" and "the <slot_name>" of "turn on the <slot_name>", "the lights off"
+    of "turn the lights off". Each starts with a word of :data:`ELIDED_STARTS` and has two
+    words or more; a line with more than :data:`MAX_LEAD_WORDS` words before its first
+    determiner or slot has none."""
+    tokens = line.split()
+    target = next(
+        (i for i, t in enumerate(tokens) if t.startswith("<") or t.lower() in DETERMINERS), 0
+    )
+    if not 0 < target <= MAX_LEAD_WORDS:
+        return []
+    return [
+        " ".join(tokens[i:])
+        for i in range(1, target + 1)
+        if tokens[i].lower() in ELIDED_STARTS and len(tokens) - i >= 2
+    ]
+
+
 def _fsg_text(
     body: dict[str, list[str]], rules: dict[str, list[str]], later: set[str] = frozenset()
 ) -> str:
@@ -319,7 +351,9 @@ def _fsg_text(
     outgoing branch of a state gets an equal share of its probability (a branch only fact
     questions take: :data:`hub.asr.fsg_build.QUESTION_WEIGHT`), a slot's share is split among
     its values; each
-    pattern's last word also leads into the one final state. The lines in ``later`` (delayable
+    pattern's last word also leads into the one final state. After a conjoinable command's
+    "and" come the conjoinable commands, also without their action words (:func:`elided`:
+    "turn the tv on and the lights off"). The lines in ``later`` (delayable
     commands, :mod:`hub.asr.delays`) may go on into the shared delay tail ("in 10 minutes"),
     and a copy of them follows the shared delay head ("in 10 minutes turn on ...").
     States with the same futures are then merged (:func:`hub.asr.fsg.minimized`).
@@ -329,7 +363,8 @@ def _fsg_text(
         for line in alternatives:
             insert(trie, line, intent in CONJOINABLE, intent not in LOW_PRIOR, line in later)
             if intent in CONJOINABLE:
-                insert(commands, line, True, True)
+                for said in (line, *(elided(line) if intent in ELIDABLE else ())):
+                    insert(commands, said, True, True)
             if line in later:
                 insert(delayed, line, False, True)
     graph = FsgBuilder(rules)

@@ -15,6 +15,7 @@ import logging
 import threading
 
 from hub import names
+from hub.act import together
 from hub.act.alert_ring import missed_notice
 from hub.act.honest import miss_update, misses_of, nothing_to_stop, several_update
 from hub.act.responses import sentence
@@ -126,12 +127,7 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
         more = getattr(engine, "recognize_more", None)
         matches = more(text, area) if more else []  # several commands, then fuzzy
         if not matches:
-            lost = getattr(engine, "meaning_lost", None)
-            return {
-                "matches": [],
-                "faq_hit": bool(ctx.engines.faq().answer(text)),
-                "meaning_lost": bool(lost and lost(text, area)),  # "not understood", said last
-            }
+            return _unmatched(engine, ctx, text, area)
     else:
         matches = [match]
     # a fact intent asked about another time or place
@@ -139,6 +135,22 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     if honest is not None:
         return {"matches": [], "response": honest, "source": "rules", "transcript": text}
     return {"matches": matches, "transcript": text, "source": matches[0].source or "rules"}
+
+
+def _unmatched(engine, ctx: TurnContext, text: str, area: str | None) -> dict:
+    """The rules node's update when nothing matched: not understood at once (no LLM) when a
+    part of several commands had two readings with the verb carried over (never guessed:
+    :meth:`hub.intents.rules.Rules.several_in_doubt`); else whether the FAQ has it and
+    whether a loose reading lost a meaning."""
+    doubt = getattr(engine, "several_in_doubt", None)
+    if doubt and doubt(text, area):
+        return {"matches": [], "response": NOT_UNDERSTOOD, "source": "rules", "transcript": text}
+    lost = getattr(engine, "meaning_lost", None)
+    return {
+        "matches": [],
+        "faq_hit": bool(ctx.engines.faq().answer(text)),
+        "meaning_lost": bool(lost and lost(text, area)),  # "not understood", said last
+    }
 
 
 def llm_vocabulary(ctx: TurnContext):
@@ -237,6 +249,7 @@ def confirm(state: TurnState, ctx: TurnContext) -> dict:
     return {
         "response": question(ctx.home, matches),
         "asked_back": True,
+        "commands": together.asked_entries(matches),
         "matches": [],
         "source": state.get("source") or first.source,
         "intent": first.intent,
@@ -257,23 +270,25 @@ def act(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     end = now() + min(
         ctx.deadline.left() - 0.25, 0.5 * ctx.settings.resilience.timeouts_s.get(names.ACT, 2.0)
     )
-    sent = [
-        (action, devices.publish(action, cancel, end - now()))  # once per key
+    said = [
+        [(action, devices.publish(action, cancel, end - now())) for action in outcome.actions]
         for outcome in outcomes
-        for action in outcome.actions
-    ]
-    record_turn(ctx.conversation, ctx.home, state["matches"], outcomes)  # what "it" means
-    first = state["matches"][0]
-    response = join_sentences(o.response for o in outcomes)
+    ]  # once per key
+    sent = [pair for pairs in said for pair in pairs]
+    results = [[result for _, result in pairs] for pairs in said]
+    matches = state["matches"]
+    record_turn(ctx.conversation, ctx.home, matches, outcomes)  # what "it" means
+    response = together.answer(matches, outcomes, results)  # several: one answer, names said
     if getattr(ctx.store, "unsaved_writes", 0) > unsaved:
         response = join_sentences([response, NOT_SAVED])
     done = all(o.ok for o in outcomes) and all_sent(sent)
     update = {
         "outcomes": outcomes,
-        "done": done and all(has_side_effects(m.intent) for m in state["matches"]),
+        "done": done and all(has_side_effects(m.intent) for m in matches),
         "response": response,
-        "intent": first.intent,
-        "slots": dict(first.slots),
+        "intent": matches[0].intent,
+        "slots": dict(matches[0].slots),
+        "commands": together.entries(matches, outcomes, results),
     }
     return {**update, **queued_update(state, response, sent)}
 

@@ -116,10 +116,22 @@ class Understanding(TypedDict, total=False):
     slots: dict[str, object]
 
 
+class CommandEntry(TypedDict):
+    """One command of the turn, as the trace's ``commands`` lists it
+    (:func:`hub.act.together.entry`)."""
+
+    intent: str
+    slots: dict[str, object]
+    entities: list[str]  # the targets it resolved to
+    result: str  # done, queued, not_sent, not_done, answered, asked_back
+    response: str  # what its handler answered ("" when asked back)
+
+
 class Answer(TypedDict, total=False):
     """What was done and said."""
 
     outcomes: list[Outcome]  # one per match
+    commands: list[CommandEntry]  # every command acted on or asked about, in order
     done: bool  # every command changed something and was carried out (none queued or refused)
     response: str
     spoken: str  # what was spoken when the TTS cut the response (else unset)

@@ -6,6 +6,14 @@ the bed light" -> HassTurnOn, HassTurnOff, in that order). A cut is only taken w
 matches; a sentence that matches as a whole is never cut (so "add milk and eggs to the list"
 stays one item). :func:`more_matches` tries that, then :class:`hub.intents.fuzzy.Fuzzy`.
 
+A part that is no command by itself is read with the previous part's verb frame carried over
+(:func:`carried`): its leading action words, all or some of them, and the words after its
+target ("turn the tv on and the lights off" -> "turn the lights off"; "turn on the kitchen
+light and off the tv" -> "turn off the tv"; "turn the tv on and the lights" -> "turn the lights
+on"). It is taken only when exactly one reading comes of it; two different readings are a
+doubt, and the sentence is then not understood (no fuzzy reading either): a request is never
+done in part or guessed.
+
 :func:`read_parts` reads such a sentence part by part when a part asks for something the home
 lacks ("turn on the office light and turn off the attic light"): each part is a strict match,
 the fuzzy matcher's one command for that part alone, or a :class:`Missing` (Home Assistant's
@@ -40,6 +48,10 @@ DETERMINERS = frozenset({"the", "my", "our", "a", "an", "all", "every", "both"})
 MAX_LEAD_WORDS = 3
 """Most action words a part without its own takes from the part before ("please turn on")."""
 
+MAX_TAIL_WORDS = 3
+"""Most words after its target a part without its own verb takes from the part before
+("to 50 percent" of "set the kitchen light to 50 percent and the bed light")."""
+
 
 @dataclass(frozen=True)
 class Missing:
@@ -60,12 +72,84 @@ def split_commands(
     """Two or more strict matches for the parts of ``text``, in order; None otherwise.
 
     ``recognize`` is the strict matcher of one part (None: no match). Cuts are tried from the
-    left; the first cut whose every part matches wins (parts of a part are cut again).
+    left; the first cut whose every part matches wins (parts of a part are cut again). A part
+    that is no command by itself takes the previous part's verb frame (:func:`carried`).
     """
+    return split_reading(text, recognize)[0]
+
+
+def split_reading(
+    text: str, recognize: Callable[[str], IntentMatch | None]
+) -> tuple[list[IntentMatch] | None, bool]:
+    """:func:`split_commands` and whether a part was in doubt: with the verb carried over it
+    had two different readings (then no cut is taken through it)."""
     cuts = [(m.start(), m.end()) for m in CONJUNCTION.finditer(text)]
     if not cuts:
-        return None
-    return _split(text, cuts, lambda part, _before: (recognize(part), part), MAX_COMMANDS)
+        return None, False
+    doubts: list[str] = []
+
+    def read(part: str, before: str):
+        found = recognize(part)
+        if found is not None or not before:
+            return found, part
+        readings = carried(part, before, recognize)
+        if len(readings) == 1:
+            return readings[0], readings[0].text
+        if readings:
+            doubts.append(part)
+        return None, part
+
+    found = _split(text, cuts, read, MAX_COMMANDS)
+    return found, found is None and bool(doubts)
+
+
+TARGET_SLOTS = ("name", "area", "floor")
+"""The slots that name a command's target: their words are never part of its verb frame."""
+
+
+def frames(before: str, target: str = "") -> list[tuple[str, str]]:
+    """The verb frames ``(lead, tail)`` of the part ``before`` a part without its own verb
+    may take: ``lead`` its first one to :data:`MAX_LEAD_WORDS` words up to its first
+    determiner or word of ``target`` ("turn", "turn on" of "turn on the kitchen light"),
+    ``tail`` "" or its last one to :data:`MAX_TAIL_WORDS` words after the lead, none of
+    ``target`` ("on" of "turn the tv on"). ``target``: the words naming what ``before`` acts
+    on ("Kitchen Light"). No lead with a number in it; [] when ``before`` has fewer than two
+    words."""
+    words, named = before.split(), {w.lower() for w in target.split()}
+    out = []
+    for i in range(1, min(MAX_LEAD_WORDS, len(words) - 1) + 1):
+        taken = words[:i]
+        last = taken[-1].lower()
+        if last in DETERMINERS or last in named or any(c.isdigit() for w in taken for c in w):
+            break
+        tails = [""]
+        for k in range(1, min(MAX_TAIL_WORDS, len(words) - i - 1) + 1):
+            if words[-k].lower() in named:
+                break
+            tails.append(" ".join(words[-k:]))
+        out += [(" ".join(taken), tail) for tail in tails]
+    return out
+
+
+def carried(
+    part: str, before: str, recognize: Callable[[str], IntentMatch | None]
+) -> list[IntentMatch]:
+    """The different strict readings of ``part`` with a verb frame of ``before`` carried over
+    (:func:`frames`: "turn" + "the lights off"; "turn" + "the lights" + "on"), in the order
+    found; each match's ``text`` is the sentence it was read as. Readings that do the same
+    (intent, slots, targets) count once. [] when ``before`` is no command, or ``part`` starts
+    with its first word (it has its own verb) or no frame reads."""
+    said, first = before.split(), recognize(before)
+    if first is None or part.split()[:1] == said[:1]:
+        return []
+    target = " ".join(str(first.slots[k]) for k in TARGET_SLOTS if k in first.slots)
+    readings: dict[tuple, IntentMatch] = {}
+    for head, tail in frames(before, target):
+        match = recognize(" ".join(w for w in (head, part, tail) if w))
+        if match is not None:
+            key = (match.intent, repr(sorted(match.slots.items())), match.entities)
+            readings.setdefault(key, match)
+    return list(readings.values())
 
 
 def _split(text, cuts, read, budget, before: str = "") -> list | None:
@@ -160,11 +244,12 @@ def more_matches(
     rules, text: str, area: str | None = None, fuzzy: bool = True
 ) -> list[IntentMatch]:
     """After strict matching failed: several strict commands, else (``fuzzy``) the fuzzy
-    matcher's reading; [] when neither."""
-    split = split_commands(text, lambda part: rules.recognize(part, area))
+    matcher's reading; [] when neither, and when a part without its own verb had two readings
+    (:func:`split_reading`: not guessed, not read fuzzily)."""
+    split, doubt = split_reading(text, lambda part: rules.recognize(part, area))
     if split:
         return split
-    if not fuzzy:
+    if doubt or not fuzzy:
         return []
     delayed = rules.recognize_delayed(text, area)  # "in 10 minutes <a fuzzy command>"
     if delayed is not None:

@@ -45,7 +45,7 @@ from hub.intents.meaning import (
     phrases_pattern,
     tolerated,
 )
-from hub.intents.multi import Missing, more_matches, read_parts
+from hub.intents.multi import Missing, more_matches, read_parts, split_reading
 from hub.intents.sentences import CUSTOM, load_sentences
 from hub.settings import IntentSettings
 
@@ -221,6 +221,12 @@ class Rules:
         (see :mod:`hub.intents.multi`).
         """
         return more_matches(self, text, area, fuzzy=self._settings.fuzzy)
+
+    def several_in_doubt(self, text: str, area: str | None = None) -> bool:
+        """True when ``text`` is several commands but a part without its own verb has two
+        different readings with the previous part's carried over (:func:`hub.intents.multi.
+        split_reading`): the sentence is not understood, not guessed."""
+        return split_reading(text, lambda part: self.recognize(part, area))[1]
 
     def recognize_parts(
         self, text: str, area: str | None, miss: Callable[[str], str | None]

@@ -29,6 +29,7 @@ TRACE_KEYS = {
     "status",
     "breakers",
     "acted",
+    "commands",
 }
 
 

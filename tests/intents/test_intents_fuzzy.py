@@ -134,8 +134,12 @@ def test_several_commands_through_hub_ask():
     )
     assert proc.returncode == 0, proc.stderr
     trace = json.loads(proc.stdout.splitlines()[-1])
-    assert trace["response"] == "Turned on the light. Turned off the light."
+    assert trace["response"] == "Turned on the Kitchen Light. Turned off the Office Light."
     assert trace["intent"] == "HassTurnOn" and trace["source"] == "rules"
+    assert [(c["intent"], c["entities"], c["result"]) for c in trace["commands"]] == [
+        ("HassTurnOn", ["Kitchen Light"], "done"),
+        ("HassTurnOff", ["Office Light"], "done"),
+    ]
 
 
 @functools.lru_cache(maxsize=1)
