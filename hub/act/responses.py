@@ -4,7 +4,9 @@ The templates are home-assistant-intents' own (``get_intents("en")["responses"]`
 with Jinja2's sandbox (:class:`jinja2.sandbox.ImmutableSandboxedEnvironment`) as Home Assistant
 does, so an intents update changes the wording without code changes. The hub's English
 additions (clarifications, attribute answers, the spoken broadcast) are data in
-``responses.toml`` next to this module, rendered the same way; Home Assistant's win a tie.
+``responses.toml`` next to this module, rendered the same way; Home Assistant's win a tie,
+except the few of its ``[instead]`` table: Home Assistant's words that are untrue of an
+offline hub ("Your data is sent to your Home Assistant server.").
 
 Template context (Home Assistant's names): ``slots`` (slot values; timer durations as the
 text spoken, ``"5"``), ``state`` (one entity: ``entity_id``, ``name``, ``domain``, ``state``,
@@ -71,6 +73,8 @@ def _templates() -> dict:
     theirs = english_intents()["responses"]
     intents = {name: dict(keys) for name, keys in ours.get("intents", {}).items()}
     for name, keys in theirs["intents"].items():
+        intents.setdefault(name, {}).update(keys)
+    for name, keys in ours.get("instead", {}).items():  # HA's words that are untrue here
         intents.setdefault(name, {}).update(keys)
     return {"intents": intents, "errors": {**ours.get("errors", {}), **theirs["errors"]}}
 

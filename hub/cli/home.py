@@ -91,6 +91,10 @@ def _from_z2m(settings, base: str) -> tuple[dict, dict, dict]:
     from hub.devices.dialects.z2m import devices_from_bridge
     from hub.devices.retained import read_retained
 
+    if not settings.mqtt.host:
+        raise ConfigError(
+            'mqtt.host: not set (the broker Zigbee2MQTT publishes to, e.g. "localhost")'
+        )
     payload = read_retained(settings.mqtt, f"{base}/bridge/devices")
     found = devices_from_bridge(payload, base)
     entities, links = [], {}

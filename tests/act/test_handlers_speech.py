@@ -6,19 +6,20 @@ import pytest
 
 from intent_table import check_row
 
-RESPOND = [
-    ("hello", "Hello from Home Assistant."),
-    ("hi home assistant", "Hello from Home Assistant."),
-    (
-        "who made you",
-        "I was created by the wonderful Home Assistant community, made up of tinkerers world wide.",
-    ),
+RESPOND = [  # Home Assistant's answers, but where untrue of an offline hub (test_respond_untrue)
+    ("hello", "Hello!"),
+    ("hi home assistant", "Hello!"),
+    ("who made you", "I am hub, an offline voice assistant built on Home Assistant's intents."),
     ("are you always listening", "No, I only record when you speak the wake word."),
     (
         "what can i say",
-        "To learn what you can ask, visit home dash assistant dot I.O. slash voice.",
+        "You can ask me to control the devices in your home, set timers, alarms and lists, "
+        "and ask short questions.",
     ),
-    ("where does my data go", "Your data is sent to your Home Assistant server."),
+    (
+        "where does my data go",
+        "What you say stays on this device: I work offline, and nothing is sent anywhere.",
+    ),
 ]
 
 

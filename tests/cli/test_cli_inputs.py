@@ -231,3 +231,13 @@ def test_newuser_hub_ask_stdin_without_line_ends_is_refused_not_read_into_memory
     assert done.stderr.splitlines() == [
         "hub: line 2: too long (3000001 bytes; at most 1000 characters)"
     ]
+
+
+def test_newuser_zigbee2mqtt_import_without_a_broker_names_the_key():
+    """The new user's finding: with no ``[mqtt] host``, ``hub home import --from zigbee2mqtt``
+    printed "internal error: ValueError: Invalid host." (paho's) and exited 1."""
+    done = hub("home", "import", "--from", "zigbee2mqtt")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        'hub: config: mqtt.host: not set (the broker Zigbee2MQTT publishes to, e.g. "localhost")'
+    ]
