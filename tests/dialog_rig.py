@@ -446,6 +446,31 @@ def dialog_it_off(rig: Rig) -> dict:
     return {"follow_up_window": window, "asked_back": asked, "second_pass": second}
 
 
+def dialog_wake_in_reply_window_then_pause(rig: Rig) -> dict:
+    """Found by a new user: "unlock the front door" -> question; in its reply window "okay
+    nabu", a pause (1.2 s, then 2.0 s), "is the kitchen light on": the command is the turn
+    (``capture`` ``wake``; the wake word's capture is a ``capture_dropped`` ``wake_word``
+    line, its audio never the answer), and it replaces the question: a yes after it has
+    nothing to confirm (the door stays locked)."""
+    pauses = {}
+    for pause in (1.2, 2.0):
+        end = _question(rig, "unlock the front door")
+        mark = len(rig.traces)
+        said = rig.say("okay nabu", "is the kitchen light on", pause_s=pause, at=end + 1.5)
+        trace = rig.turn()
+        events = [t for t in rig.traces[mark:] if t.get("event") == "capture_dropped"]
+        assert trace is not None and trace["transcript"] == "is the kitchen light on", trace
+        assert trace["intent"] == "HassGetState" and trace["capture"] == "wake", trace
+        assert [(e["reason"], e["capture"]) for e in events] == [("wake_word", "followup")], events
+        rig.speaker_done(said.speech_end)
+        pauses[pause] = trace["endpoint"]
+    said = rig.wake_and("yes")
+    trace = rig.turn()
+    assert trace is not None and trace["response"] == "There's nothing to confirm.", trace
+    rig.speaker_done(said.speech_end)
+    return {"endpoints": pauses}
+
+
 def command_latency(rig: Rig, command: str) -> dict:
     """End of a spoken rules-path command -> first answer audio at the speaker (s), and the
     endpoint's share: end of speech -> the daemon's "utterance of" log line (s)."""
@@ -482,5 +507,6 @@ DIALOGS = {
     "two_turns": dialog_two_turns,
     "area_answer": dialog_area_answer,
     "it_off": dialog_it_off,
+    "wake_in_reply_window_then_pause": dialog_wake_in_reply_window_then_pause,
 }
 """The dialogs of issue 18 by name."""

@@ -3,16 +3,21 @@
 A capture is never dropped without a trace line saying why (issue 18): each capture that ends
 without a turn prints one event line, ``{"event": "capture_dropped", "reason", "capture",
 "endpoint", "speech_s", "audio_s", "ignored_s"}`` (:func:`hub.trace.capture_line`), ``reason``
-one of :data:`hub.trace.DROP_REASONS`. A wake word detected during a capture that already
-holds speech (a "yes" in the follow-up window) does not throw that speech away: the capture is
-*held* and heard to its own end beside the new command's capture, then decided
-(:func:`decide`, acted on by :meth:`hub.service.supervisor.Supervisor._held_step`): speech
-going on after the detection, or beginning in the new capture, is the wake word's command (the
-held capture was the wake word: dropped, ``wake_word``); otherwise the held capture is the turn
-(its trace's ``capture`` is ``wake_overlap``), once it ended and :data:`WAKE_GRACE_S` passed
-without new speech. Known limit: the wake word alone, then a pause longer than that before its
-command, is a turn of its own ("didn't catch"), and the command said during that answer is not
-captured.
+one of :data:`hub.trace.DROP_REASONS`.
+
+A wake word heard during a capture (in the reply window after a question, the capture holds
+the wake word's own speech) opens a new command, as everywhere else: the new capture waits
+``[wake] speech_timeout_s`` for it, whatever the pause after the wake word, and the wake
+word's audio is never decoded as the command or the answer. The interrupted capture is *held*
+only to tell the wake word's own end from the command (:func:`decide`, acted on by
+:meth:`hub.service.supervisor.Supervisor._held_step`): the detector fires inside or at the end
+of the word, so the rest of it reaches the new capture too; speech of the new capture within
+:data:`TAIL_S` of the held speech's end is that tail (the new capture is started over), speech
+going on :data:`COMMAND_S` after the detection or past the tail is the command. The held
+capture is then dropped (``capture_dropped`` ``wake_word``): it is never a turn. A question
+pending then is answered by the next turn like any other: the command after the wake word
+replaces it (not a yes: nothing is done); a wake word with no command after it leaves it
+pending (a turn with no speech is no turn).
 """
 
 from __future__ import annotations
@@ -22,18 +27,17 @@ import logging
 log = logging.getLogger("hub.service.supervisor")
 
 WAKE_GRACE_S = 1.0
-"""After a wake word detected during a capture holding speech: how long (s) the new capture
-must stay without speech of its own for the held capture to be the turn."""
+"""The least start timeout (s) a new command's capture is given when it is started over."""
 COMMAND_S = 0.4
 """Speech (s) going on after a wake detection in the held capture that makes it the wake
-word's command (then the new capture has that command, and the held one is dropped)."""
+word's command (the new capture has that command)."""
 TAIL_S = 0.3
 """Speech of the new capture within this much (s) of the held capture's own end is the held
-speech's tail, not a new command."""
+speech's tail (the wake word's end), not a new command."""
 
 
 def decide(holding: tuple, block, endpointer, ended: bool) -> str:
-    """Feed ``block`` to the held capture and say what it is now.
+    """Feed ``block`` to the held capture and say what the wake word's capture is now.
 
     Args:
         holding: ``(held endpointer, its kind, its seen_s at the wake detection)``.
@@ -43,11 +47,12 @@ def decide(holding: tuple, block, endpointer, ended: bool) -> str:
 
     Returns:
         ``"command"``: speech going on in the held capture :data:`COMMAND_S` after the wake,
-        or speech of the new capture's own (past the held speech's end by :data:`TAIL_S`),
-        is the wake word's command: the held capture is dropped (``wake_word``).
-        ``"reopen"``: the new capture ended on the held speech's tail alone: start it over.
-        ``"wait"``: not decided yet. ``"turn"``: the held capture is the turn (it ended and
-        the new capture heard :data:`WAKE_GRACE_S` without speech of its own).
+        or speech of the new capture's own (past the held speech's end by :data:`TAIL_S`):
+        the command has begun; the held capture is dropped. ``"reopen"``: the new capture
+        heard only the held speech's tail (the wake word's end) and that speech is over:
+        start it over. ``"wait"``: the held speech goes on. ``"wake"``: the held capture
+        was the wake word (it ended, the new capture heard nothing of it): dropped, the new
+        capture goes on waiting for the command.
     """
     held, _kind, mark = holding
     if not held.ended:
@@ -56,24 +61,25 @@ def decide(holding: tuple, block, endpointer, ended: bool) -> str:
     own = endpointer.speech and endpointer.speech_end_s > after + TAIL_S
     if after >= COMMAND_S or own:
         return "command"
-    if ended and endpointer.speech:
+    if endpointer.speech and (ended or held.ended):
         return "reopen"
-    if not held.ended or (endpointer.seen_s < WAKE_GRACE_S and not ended):
+    if not held.ended and not ended:
         return "wait"
-    return "turn"
+    return "wake"
 
 
 def interrupt(holding: tuple | None, endpointer, block, kind: str):
     """The wake word was heard during ``endpointer``'s capture (of ``kind``; ``block``, the
     block it ended in, included): a capture without speech is dropped, one holding speech is
-    held to be decided by :func:`decide`; a capture already held (``holding``) is dropped for
-    the newer one. Returns ``([(dropped endpointer, its kind)], the new holding or None)``."""
+    held until :func:`decide` tells the wake word's end from its command; a capture already
+    held (``holding``) is dropped for the newer one. Returns ``([(dropped endpointer, its
+    kind)], the new holding or None)``."""
     dropped = [holding[:2]] if holding is not None else []
     if not endpointer.speech:
         return dropped + [(endpointer, kind)], None
     endpointer.push(block)  # the held capture hears the block the wake word ended in
     log.info(
-        "capture of %.2f s of speech held: it is the turn unless the wake word's command follows",
+        "capture of %.2f s of speech held until the wake word's own end is known",
         endpointer.speech_s,
     )
     return dropped, (endpointer, kind, endpointer.seen_s)

@@ -14,8 +14,9 @@ Threads, each with one job (style.md 4):
 The main thread only handles signals (:func:`hub.service.daemon.run_daemon`): SIGTERM and
 SIGINT call :meth:`Supervisor.stop`, SIGHUP :meth:`Supervisor.swap_hub`.
 
-A capture is never dropped without a trace line saying why; a reply overlapping a wake
-detection is held (:mod:`hub.service.held`), one said over playback acted on (``overlap``).
+A capture is never dropped without a trace line saying why; one a wake word interrupts is
+held until the wake word's end is told from its command (:mod:`hub.service.held`), a reply
+said over playback acted on (``overlap``).
 """
 
 from __future__ import annotations
@@ -255,7 +256,7 @@ class Supervisor:
             return None
         ended = endpointer.push(block)
         if self._held is not None:
-            going_on = self._held_step(self._held, block, endpointer, read_at, ended)
+            going_on = self._held_step(self._held, block, endpointer, ended)
             if going_on is not endpointer:  # the held capture decided the new one's fate
                 return going_on
         if not ended:
@@ -270,28 +271,28 @@ class Supervisor:
         for capture, kind in dropped:
             self._dropped("wake_word", capture, kind)
 
-    def _held_step(self, holding: tuple, block, endpointer, read_at, ended: bool):
+    def _held_step(self, holding: tuple, block, endpointer, ended: bool):
         """Feed ``block`` to the held capture (``holding``: :attr:`_held`) and act on
         :func:`hub.service.held.decide`; returns the capture to go on with: ``endpointer``
-        itself, a new one, or None (no capture open)."""
+        itself or a new one. The held capture was the wake word: it is never a turn."""
         held, kind, _mark = holding
         verdict = decide(holding, block, endpointer, ended)
+        if verdict == "wait":
+            return endpointer
+        if verdict == "reopen" and not held.ended:
+            return self._reopen(endpointer)
+        self._held = None
+        self._dropped("wake_word", held, kind)
         if verdict == "command":
-            self._held = None
-            self._dropped("wake_word", held, kind)
             return endpointer
         if verdict == "reopen":
             return self._reopen(endpointer)
-        if verdict == "wait":
-            return endpointer
-        self._held = None
-        log.info(
-            "the held capture is the turn: no command followed the wake word (the wake "
-            "word's capture, empty, closes with it)"
-        )
-        self._utterance(held, read_at, kind, overlap=True)
-        # no capture stays open while the hub answers (it would hear the answer itself)
-        return None if self.wake is not None else self._make_endpointer(None)
+        if not ended:
+            log.info(
+                "the held capture was the wake word: listening %.1f s more for its command",
+                max(0.0, self.hub.settings.wake.speech_timeout_s - endpointer.seen_s),
+            )
+        return endpointer
 
     def _reopen(self, endpointer):
         """A fresh capture for the wake word's command in place of ``endpointer`` (which
@@ -344,16 +345,15 @@ class Supervisor:
         log.info("capture dropped (%s): %s", reason, DROP_REASONS.get(reason, reason))
         self.lines(line)
 
-    def _utterance(self, endpointer, read_at: float, kind: str, overlap: bool = False) -> None:
+    def _utterance(self, endpointer, read_at: float, kind: str) -> None:
         """The capture ended: its audio is queued as a turn, or (no speech) dropped with a
-        trace line. ``overlap``: a capture held through a wake detection."""
+        trace line."""
         audio = endpointer.audio()
         reason = endpointer.reason
         if audio.size:
             log.info("utterance of %.2f s (endpoint: %s)", audio.size / RATE, reason)
             self.set_state(State.ANSWERING)
-            capture = "wake_overlap" if overlap else kind
-            self._utterances.put((audio, reason, read_at, capture))
+            self._utterances.put((audio, reason, read_at, kind))
         else:
             log.info("no speech (%s); waiting for the wake word", reason)
             self._dropped("no_speech", endpointer, kind)
@@ -382,7 +382,7 @@ class Supervisor:
             if result is not None:
                 self.turns += 1
                 result.trace["endpoint"] = reason  # silence / cap: what ended the utterance
-                result.trace["capture"] = capture  # wake, followup, always, wake_overlap
+                result.trace["capture"] = capture  # wake, followup, always, over_*
                 self.lines(result.trace)
             self.speaker.wait()  # follow-up opens only after the last block was handed over
             if self._stopped.is_set():

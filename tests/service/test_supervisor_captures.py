@@ -1,5 +1,5 @@
-"""Issue 18: a capture is never dropped without a trace line saying why, and a reply that
-overlaps a wake word detection is answered, not dropped.
+"""Issue 18: a capture is never dropped without a trace line saying why, and a wake word
+heard during a capture opens a new command (its own audio never the turn).
 
 The supervisor's listener (``Supervisor._step``) is fed 50 ms blocks by hand, with the real
 :class:`hub.audio.endpoint.Endpointer` over a fake VAD (a block of non-zero samples is speech)
@@ -89,36 +89,65 @@ class Listener:
         return items
 
 
-def test_issue18_a_yes_overlapping_a_wake_detection_is_answered_not_dropped():
-    """The follow-up window is open, the user says "yes", and the wake word detector fires on
-    it: the yes is the turn (its trace says ``wake_overlap``), not replaced by an empty
-    capture that times out."""
+def test_wake_in_reply_window_then_pause_the_command_is_the_turn():
+    """Found by a new user: in the reply window after a question, "okay nabu", a pause of
+    1.2 s (or 2.0 s) and a command: the held capture (the wake word's own speech) was the turn
+    ("ok now boot", ``wake_overlap``) and the command was lost. A wake word there opens a new
+    command as everywhere else: any pause up to ``speech_timeout_s`` (5 s), the wake word
+    anywhere in the window; the wake word's audio is never the turn and its capture is
+    traced as dropped (``wake_word``)."""
+    for before in (0.3, 4.0, 7.0):  # where in the 8 s window the wake word is said
+        for pause in (1.2, 2.0, 4.5):
+            rig = Listener()
+            rig.followup()
+            rig.feed(before)
+            rig.feed(0.7, speech=True, wake_at_end=True)  # "okay nabu"
+            rig.feed(pause)
+            assert rig.turns() == [], (before, pause)
+            rig.feed(1.0, speech=True)  # "is the kitchen light on"
+            rig.feed(1.0)
+            (turn,) = rig.turns()
+            audio, endpoint, _at, capture = turn
+            assert capture == "wake" and endpoint == "silence", (before, pause)
+            assert np.count_nonzero(audio) == 16000, (before, pause)  # the command alone
+            (line,) = rig.out.dropped()
+            assert line["reason"] == "wake_word" and line["capture"] == "followup"
+            assert line["speech_s"] >= 0.7
+
+
+def test_wake_in_reply_window_alone_is_no_turn_and_says_so():
+    """The wake word in the reply window and nothing after it: no turn (its audio is never
+    decoded as the answer: "okay" is a yes), two trace lines: the wake word's capture
+    dropped (``wake_word``), then the new command's (``no_speech``) after 5 s."""
     rig = Listener()
     rig.followup()
     rig.feed(0.3)
     rig.feed(0.35, speech=True, wake_at_end=True)
-    rig.feed(1.5)
-    (turn,) = rig.turns()
-    audio, endpoint, _at, capture = turn
-    assert capture == "wake_overlap" and endpoint == "silence"
-    assert np.count_nonzero(audio) == round(0.35 * 16000)  # the whole yes, nothing cut
-    assert rig.endpointer is None  # nothing listens while the hub answers the yes
-    rig.feed(5.0)
-    assert rig.out.dropped() == [] and rig.turns() == []
+    rig.feed(4.5)
+    assert rig.turns() == [] and [x["reason"] for x in rig.out.dropped()] == ["wake_word"]
+    rig.feed(1.0)
+    assert rig.turns() == [] and rig.endpointer is None
+    assert [(x["reason"], x["capture"]) for x in rig.out.dropped()] == [
+        ("wake_word", "followup"),
+        ("no_speech", "wake"),
+    ]
 
 
-def test_issue18_the_tail_of_the_yes_after_the_detection_is_part_of_it():
-    """The detector fires inside the word: the rest of it reaches both captures; it is the
-    held one's tail, and the yes is one turn, whole."""
+def test_wake_in_reply_window_its_tail_is_not_the_command():
+    """The detector fires inside the wake word: the rest of it reaches the new capture too.
+    That tail is not the command: the command after a pause is the turn, without it."""
     rig = Listener()
     rig.followup()
     rig.feed(0.2)
-    rig.feed(0.2, speech=True, wake_at_end=True)
-    rig.feed(0.15, speech=True)
+    rig.feed(0.5, speech=True, wake_at_end=True)
+    rig.feed(0.15, speech=True)  # "...bu" after the detection
     rig.feed(2.0)
+    assert rig.turns() == [] and rig.endpointer is not None
+    rig.feed(0.8, speech=True)
+    rig.feed(1.0)
     (turn,) = rig.turns()
-    assert turn[3] == "wake_overlap" and np.count_nonzero(turn[0]) == round(0.35 * 16000)
-    assert rig.out.dropped() == []
+    assert turn[3] == "wake" and np.count_nonzero(turn[0]) == round(0.8 * 16000)
+    assert [x["reason"] for x in rig.out.dropped()] == ["wake_word"]
 
 
 def test_issue18_a_real_wake_word_in_the_follow_up_window_takes_its_command():
