@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hub.cli.config import toml_value
 from hub.config.home import domains, entity_keys
-from hub.errors import ConfigError, ExitCode
+from hub.errors import BadInputError, ConfigError, ExitCode
 from hub.settings import load_settings, settings_from_dict
 
 
@@ -96,6 +96,15 @@ def _from_z2m(settings, base: str) -> tuple[dict, dict, dict]:
             'mqtt.host: not set (the broker Zigbee2MQTT publishes to, e.g. "localhost")'
         )
     payload = read_retained(settings.mqtt, f"{base}/bridge/devices")
+    try:
+        listed = json.loads(payload)
+    except ValueError:
+        listed = None
+    if not isinstance(listed, list):  # nothing is written: a file already there is kept
+        raise BadInputError(
+            f"{base}/bridge/devices holds no Zigbee2MQTT device list (a JSON list); nothing "
+            "imported"
+        )
     found = devices_from_bridge(payload, base)
     entities, links = [], {}
     for dev in found:

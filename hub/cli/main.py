@@ -208,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException:
         _end(previous)
         raise
+    if code in (EXIT_INTERRUPTED, EXIT_TERMINATED):  # a stop signal ended the command:
+        STOP_WAITING.set()  # what waits in memory gets one try, no wait for a locked store
     lost = _end(previous)
     return EXIT_NOT_SAVED if lost and code in LOSS_REPLACES else code
 

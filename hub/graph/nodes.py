@@ -40,6 +40,7 @@ from hub.intents.catalog import has_side_effects
 from hub.intents.faq import curated_level
 from hub.intents.followup import record_turn
 from hub.intents.meaning import MeaningLost
+from hub.intents.multi import bare_after
 from hub.intents.reference import resolve_reference
 from hub.llm.guard import Refusal, delayed, mentioned, to_match
 from hub.llm.markup import clean_answer
@@ -99,7 +100,10 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     segments = state.get("segments") or []
     if len(segments) > 1:  # every segment a command, else the whole is read part by part
         matches = [m for m in (engine.recognize(s, area) for s in segments) if m is not None]
-        if len(matches) == len(segments):
+        bare = any(  # "... and the party time" after "turn off ...": read as a whole
+            bare_after(s, m, p) for s, m, p in zip(segments[1:], matches[1:], matches, strict=False)
+        )
+        if len(matches) == len(segments) and not bare:
             return {
                 "matches": matches,
                 "source": "rules",
@@ -128,8 +132,9 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
         matches = more(text, area) if more else []  # several commands, then fuzzy
         if not matches:
             return _unmatched(engine, ctx, text, area)
-    else:
-        matches = [match]
+    else:  # "add milk to my list and add bread to my list": two items, not one
+        split = getattr(engine, "several_swallowed", None)
+        matches = (split(match, text, area) if split else None) or [match]
     # a fact intent asked about another time or place
     honest = beyond_source(ctx.home, text, matches)
     if honest is not None:

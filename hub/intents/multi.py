@@ -90,6 +90,9 @@ def split_reading(
 
     def read(part: str, before: str):
         found = recognize(part)
+        if found is not None and before and bare_after(part, found, recognize(before)):
+            doubts.append(part)
+            return None, part
         if found is not None or not before:
             return found, part
         readings = carried(part, before, recognize)
@@ -101,6 +104,29 @@ def split_reading(
 
     found = _split(text, cuts, read, MAX_COMMANDS)
     return found, found is None and bool(doubts)
+
+
+def bare_after(part: str, found: IntentMatch, prior: IntentMatch | None) -> bool:
+    """Whether ``part``, read ``found`` by itself though it has no action words (a bare script
+    or scene name: "party time" runs it), follows a part read ``prior`` of another intent:
+    "turn off the tv and party time" started the script; such a sentence is not understood,
+    not guessed."""
+    return not lead(part) and prior is not None and prior.intent != found.intent
+
+
+def swallowed(
+    match: IntentMatch, text: str, recognize: Callable[[str], IntentMatch | None]
+) -> list[IntentMatch] | None:
+    """The commands a wildcard slot of ``match`` (the whole sentence's reading) swallowed: a
+    slot value holds a conjunction ("milk to my shopping list and add bread") and ``text`` cut
+    there reads as two or more commands that each match on their own, the verb said again
+    ("add milk to my shopping list and add bread to my shopping list": two items, not one).
+    None otherwise: "add milk and eggs to the list" stays one item ("eggs to the list" is no
+    command by itself), as Home Assistant reads it."""
+    if not any(isinstance(v, str) and CONJUNCTION.search(v) for v in match.slots.values()):
+        return None
+    cuts = [(m.start(), m.end()) for m in CONJUNCTION.finditer(text)]
+    return _split(text, cuts, lambda part, before: (recognize(part), part), MAX_COMMANDS)
 
 
 TARGET_SLOTS = ("name", "area", "floor")

@@ -45,7 +45,7 @@ from hub.intents.meaning import (
     phrases_pattern,
     tolerated,
 )
-from hub.intents.multi import Missing, more_matches, read_parts, split_reading
+from hub.intents.multi import Missing, more_matches, read_parts, split_reading, swallowed
 from hub.intents.sentences import CUSTOM, load_sentences
 from hub.settings import IntentSettings
 
@@ -221,6 +221,13 @@ class Rules:
         (see :mod:`hub.intents.multi`).
         """
         return more_matches(self, text, area, fuzzy=self._settings.fuzzy)
+
+    def several_swallowed(
+        self, match: IntentMatch, text: str, area: str | None = None
+    ) -> list[IntentMatch] | None:
+        """The several commands of ``text`` when ``match``, its whole reading, swallowed them
+        into a wildcard slot (:func:`hub.intents.multi.swallowed`); else None."""
+        return swallowed(match, text, lambda part: self.recognize(part, area))
 
     def several_in_doubt(self, text: str, area: str | None = None) -> bool:
         """True when ``text`` is several commands but a part without its own verb has two

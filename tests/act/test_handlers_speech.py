@@ -18,7 +18,8 @@ RESPOND = [  # Home Assistant's answers, but where untrue of an offline hub (tes
     ),
     (
         "where does my data go",
-        "What you say stays on this device: I work offline, and nothing is sent anywhere.",
+        "Your voice is heard on this device and never sent anywhere. Only the commands you "
+        "give go to your devices and the services you set up.",
     ),
 ]
 

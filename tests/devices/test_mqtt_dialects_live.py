@@ -344,3 +344,40 @@ def test_bc28_bc43_a_banana_state_is_ignored_with_a_warning(broker, z2m, caplog)
         assert hub.turn_text("is the kitchen light on")["response"] == "No, off."
     finally:
         b.close()
+
+
+@pytest.mark.parametrize("payload", [b"not json {", b'{"a": 1}'])
+def test_breaker_import_of_a_bridge_topic_that_is_no_device_list_keeps_the_file(
+    broker, tmp_path, payload
+):
+    """The breaker's finding: a retained ``zigbee2mqtt/bridge/devices`` that is no device list
+    ("not json {", an object) was imported as an empty home, over a good ``--out`` file, exit
+    0. Now: one line, exit 2, the file kept."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import paho.mqtt.publish as publish
+
+    topic = "breaker-z2m/bridge/devices"
+    publish.single(topic, payload, retain=True, hostname="127.0.0.1", port=broker.port)
+    root = Path(__file__).resolve().parents[2]
+    conf = tmp_path / "hub.toml"
+    conf.write_text(f'[mqtt]\nhost = "127.0.0.1"\nport = {broker.port}\n')
+    out = tmp_path / "home.toml"
+    out.write_text("# the user's home\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "hub", "home", "import", "--from", "zigbee2mqtt"]
+        + ["--base-topic", "breaker-z2m", "--config", str(conf), "--out", str(out)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "hub: breaker-z2m/bridge/devices holds no Zigbee2MQTT device list (a JSON list); "
+        "nothing imported"
+    )
+    assert out.read_text() == "# the user's home\n"

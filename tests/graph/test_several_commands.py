@@ -133,3 +133,50 @@ def test_finding_elided_part_in_doubt_is_not_understood_nor_asked_of_the_llm(mon
     trace = hub.turn_text("turn the tv on and the lights")
     assert trace["response"] == NOT_UNDERSTOOD and not trace["acted"], trace
     assert llm.calls == [] and trace["commands"] == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "turn off the tv and party time",
+        "turn the tv off and party time",
+        "turn off the kitchen light, party time",
+    ],
+)
+def test_breaker_a_bare_script_name_after_turn_off_is_not_run(text):
+    """The breaker's finding: "turn off the tv and party time" answered "Turned off the TV.
+    Started the Party Time.": the bare name, a command by itself, ran the script though the
+    sentence said "off". A part without action words read as another intent than the part
+    before is a doubt: not understood, nothing done."""
+    hub = several_hub()
+    trace = hub.turn_text(text)
+    assert trace["response"] == NOT_UNDERSTOOD
+    assert hub.fake_devices.published == []
+
+
+def test_breaker_a_bare_script_name_after_turn_on_still_runs():
+    hub = several_hub()
+    trace = hub.turn_text("turn on the tv and party time")
+    assert commands(trace) == [
+        ("HassTurnOn", ["TV"], "done"),
+        ("HassTurnOn", ["Party Time"], "done"),
+    ]
+
+
+def test_breaker_two_list_adds_in_one_sentence_are_two_items():
+    """The breaker's finding: "add milk to my shopping list and add bread to my shopping list"
+    stored one item, "milk to my shopping list and add bread": the list's wildcard slot
+    swallowed the second command. Parts that each match by themselves are the commands;
+    "add milk and eggs to my shopping list" stays one item, as Home Assistant reads it."""
+    hub = several_hub()
+    trace = hub.turn_text(
+        "add milk to my shopping list and turn on the tv and add bread to my shopping list"
+    )
+    assert [(c["intent"], c["result"]) for c in trace["commands"]] == [
+        ("HassListAddItem", "done"),
+        ("HassTurnOn", "done"),
+        ("HassListAddItem", "done"),
+    ]
+    assert hub.home.attributes("Shopping List")["items"][-2:] == ["milk", "bread"]
+    trace = hub.turn_text("add milk and eggs to my shopping list")
+    assert hub.home.attributes("Shopping List")["items"][-1] == "milk and eggs"

@@ -40,7 +40,11 @@ PARAPHRASES = [
         "Keep the fridge at about four degrees Celsius and the freezer at minus eighteen.",
     ),
     ("are you listening to me", "Yes, I'm listening."),
-    ("is it private", "Everything stays on this device. Nothing you say leaves your home."),
+    (
+        "is it private",
+        "Your voice is heard on this device and never sent anywhere. Only the commands you "
+        "give go to your devices.",
+    ),
     ("Hello!", "Hello! How can I help?"),
     ("Thank you.", "You're welcome."),
 ]

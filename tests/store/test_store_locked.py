@@ -156,6 +156,42 @@ def test_breaker_sigterm_during_the_wait_for_a_locked_store_ends_it_and_says_wha
     ], err
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_breaker_a_stop_signal_while_idle_does_not_start_the_wait(locked, signum):
+    """The breaker's finding: ``hub ask -`` idle on stdin with a list change held, one SIGTERM
+    (or Ctrl-C) printed "terminated" and then waited ``[store] save_wait_s`` for the locked
+    store: the signal that should end the command started a wait (``docker stop`` kills at
+    10 s, before the "not saved" line). A stop signal now gives what is held one try, no
+    wait: the exit code and the one line say what is lost."""
+    db, config, _held = locked
+    config.write_text(config.read_text().replace("save_wait_s = 0", "save_wait_s = 600"))
+    argv = [sys.executable, "-m", "hub", "ask", "--no-llm", "--config", str(config)]
+    proc = subprocess.Popen(
+        [*argv, "--store", str(db), "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    try:
+        proc.stdin.write("add milk to my shopping list\n")
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())  # the turn is done; stdin stays open
+        proc.send_signal(signum)
+        _out, err = proc.communicate(timeout=SIGNAL_GUARD_S)  # waited: 600 s
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert answer["response"] == f"Added milk. {NOT_SAVED}"
+    assert proc.returncode == ExitCode.NOT_SAVED, err
+    assert "waiting up to" not in err
+    assert [line for line in err.splitlines() if "not saved" in line] == [
+        "hub: WARNING hub.store.retention: store: locked; not saved, lost as this command "
+        "ends: the Shopping List (and 1 journal rows)"
+    ], err
+
+
 def test_breaker_a_store_write_waits_far_less_than_the_act_budget_then_is_held(locked):
     """The breaker's finding: with the store locked, every ``hub ask -`` answer came about 2 s
     late (each turn's journal row waited SQLite's 2 s busy timeout), and an MQTT command's
