@@ -105,10 +105,17 @@ def prune(store) -> dict:
     return store._run("prune", work, {}) or {}
 
 
+HELD_RETRY_S = 2.0
+"""While the user's data waits in memory (the file was locked), the maintenance thread tries
+to write it this often (else it waited for the next write or ``maintenance_s``, 300 s, and a
+killed process lost it)."""
+
+
 def start_background(store, clock=time.monotonic) -> threading.Thread:
-    """A daemon thread that runs :func:`prune` now and then every ``maintenance_s``, and
+    """A daemon thread that runs :func:`prune` now and then every ``maintenance_s``,
     :meth:`hub.store.db.Store.wal_step` every ``wal_check_s`` or as soon as a write saw the
-    WAL over its limit (``store.wal_due``)."""
+    WAL over its limit (``store.wal_due``), and writes the user's data held in memory every
+    :data:`HELD_RETRY_S` until it is written."""
 
     def loop():
         next_prune = clock()
@@ -118,9 +125,12 @@ def start_background(store, clock=time.monotonic) -> threading.Thread:
                     prune(store)
                     next_prune = clock() + store.settings.maintenance_s
                 store.wal_step()
+                if store.unsaved():  # the user's data held while the file was locked
+                    store.flush_memory()
             except Exception as exc:
                 log.warning("store: maintenance failed: %s", exc)
-            store.wal_due.wait(min(store.settings.wal_check_s, max(0.0, next_prune - clock())))
+            wait = min(store.settings.wal_check_s, max(0.0, next_prune - clock()))
+            store.wal_due.wait(min(wait, HELD_RETRY_S) if store.unsaved() else wait)
             store.wal_due.clear()
             if store._stop.is_set():
                 store.close()

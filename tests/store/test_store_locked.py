@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,31 @@ def test_breaker_a_stop_signal_while_idle_does_not_start_the_wait(locked, signum
         "hub: WARNING hub.store.retention: store: locked; not saved, lost as this command "
         "ends: the Shopping List (and 1 journal rows)"
     ], err
+
+
+def test_breaker_a_daemon_writes_a_held_change_soon_after_the_lock_is_gone(locked):
+    """The breaker's finding: a change held while another process had the store locked
+    stayed in memory after the lock was gone, until the next write or the maintenance round
+    (300 s): another process read the list without it, and a killed hub lost it. A daemon's
+    store (its maintenance thread) now tries every ``HELD_RETRY_S`` while anything waits."""
+    from hub.act.liststore import changed
+    from hub.store.retention import HELD_RETRY_S
+
+    db, _config, held = locked
+    store = Store(db, background=True)
+    try:
+        key = "list:Shopping List"
+        assert store.kv_change(key, lambda old: changed(old, ("add", "milk")), "the list") is None
+        assert store.unsaved() == ["the list"]
+        held.execute("ROLLBACK")
+        for _ in range(int(20 * HELD_RETRY_S / 0.1)):  # a guard against "never", not a timing
+            if not store.unsaved():
+                break
+            time.sleep(0.1)
+        assert store.unsaved() == []
+        assert _kept(db)[0] == ["milk"]  # in the file, for every other process
+    finally:
+        store.close()
 
 
 def test_breaker_a_store_write_waits_far_less_than_the_act_budget_then_is_held(locked):
