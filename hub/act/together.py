@@ -52,6 +52,15 @@ def _names(names: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _said(verb: str, names: list[str]) -> str:
+    """``verb`` and the devices' names: "Turned on the Kitchen Light and the Bed Light";
+    another answer said for several devices with them, "Brightness set: the Bed Light and the
+    Kitchen Light"; said for one device, as its handler said it ("Brightness set")."""
+    if not verb.endswith(":"):
+        return f"{verb} {_names(names)}"
+    return f"{verb} {_names(names)}" if len(dict.fromkeys(names)) > 1 else verb[:-1]
+
+
 def answer(
     matches: Sequence[IntentMatch], outcomes: Sequence[Outcome], results: Sequence[Sequence[str]]
 ) -> str:
@@ -72,6 +81,10 @@ def answer(
         if outcome.actions and said and all(r in QUEUED or r in NOT_SENT for r in said):
             continue  # said by queued_update, never as done
         verb = _verb(match, outcome)
+        if verb is None and outcome.ok and outcome.actions:
+            # the same answer of device commands said once, with the devices ("Brightness
+            # set. Brightness set." said nothing of which)
+            verb = f"{(outcome.response or '').strip().rstrip('.')}:"
         if verb is None:
             pieces.append(outcome.response)
         elif verb in named:
@@ -79,7 +92,7 @@ def answer(
         else:
             named[verb] = [a["entity"] for a in outcome.actions]
             pieces.append((verb, named[verb]))
-    texts = (p if isinstance(p, str) else f"{p[0]} {_names(p[1])}" for p in pieces)
+    texts = (p if isinstance(p, str) else _said(*p) for p in pieces)
     return " ".join(s for s in (sentence(t or "") for t in texts) if s)
 
 

@@ -180,3 +180,26 @@ def test_breaker_two_list_adds_in_one_sentence_are_two_items():
     assert hub.home.attributes("Shopping List")["items"][-2:] == ["milk", "bread"]
     trace = hub.turn_text("add milk and eggs to my shopping list")
     assert hub.home.attributes("Shopping List")["items"][-1] == "milk and eggs"
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (
+            "set the bed light to 50 percent and the kitchen light to 20 percent",
+            "Brightness set: the Bed Light and the Kitchen Light.",
+        ),
+        (
+            "set the kitchen light to red and the bed light",
+            "Color set: the Kitchen Light and the Bed Light.",
+        ),
+        ("set the bed light to 50 percent and turn on the tv", "Brightness set. Turned on the TV."),
+    ],
+)
+def test_breaker_the_same_answer_for_several_devices_is_said_once_with_their_names(text, said):
+    """The breaker's finding: "Brightness set. Brightness set." (and "Color set. Color set.")
+    said twice what was done and not to which devices."""
+    hub = several_hub()
+    trace = hub.turn_text(text)
+    assert trace["response"] == said
+    assert all(c["result"] == "done" for c in trace["commands"])
