@@ -99,11 +99,14 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
     engine = ctx.engines.rules()
     segments = state.get("segments") or []
     if len(segments) > 1:  # every segment a command, else the whole is read part by part
-        matches = [m for m in (engine.recognize(s, area) for s in segments) if m is not None]
-        bare = any(  # "... and the party time" after "turn off ...": read as a whole
-            bare_after(s, m, p) for s, m, p in zip(segments[1:], matches[1:], matches, strict=False)
-        )
-        if len(matches) == len(segments) and not bare:
+        matches = [engine.recognize(s, area) for s in segments]
+        if (
+            all(matches)
+            and not any(  # "... and the party time" after "turn off ...": as a whole
+                bare_after(s, m, p)
+                for s, m, p in zip(segments[1:], matches[1:], matches, strict=True)
+            )
+        ):
             return {
                 "matches": matches,
                 "source": "rules",

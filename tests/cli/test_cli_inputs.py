@@ -30,11 +30,13 @@ GUARD_S = 300.0
 """Longest a command may take (a guard against a hang, not a measurement)."""
 
 
-def hub(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    """``python -m hub ARGS`` (the built-in config); stdout and stderr as text."""
+def hub(*args: str, stdin: bytes | None = None, stdin_file=None) -> subprocess.CompletedProcess:
+    """``python -m hub ARGS`` (the built-in config), ``stdin`` its input or ``stdin_file`` (an
+    open file) its stdin; stdout and stderr as text."""
     result = subprocess.run(
         [sys.executable, "-m", "hub", *args],
         input=stdin,
+        stdin=stdin_file,
         capture_output=True,
         env={**os.environ, "HUB_CONFIG": ""},
         cwd=ROOT,
@@ -206,16 +208,7 @@ def test_newuser_hub_ask_stdin_without_line_ends_is_refused_not_read_into_memory
     its cap, a longer one is read on to its end in pieces, and an input with no line end in
     64 MiB stops: one line on stderr, exit 2."""
     with open("/dev/zero", "rb") as zero:
-        done = subprocess.run(
-            [sys.executable, "-m", "hub", "ask", "--no-llm", "--store", ":memory:", "-"],
-            stdin=zero,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "HUB_CONFIG": ""},
-            cwd=ROOT,
-            timeout=GUARD_S,
-            check=False,
-        )
+        done = hub("ask", "--no-llm", "--store", ":memory:", "-", stdin_file=zero)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
         "hub: line 1: no line end within 64 MiB: not lines of text (binary input); "

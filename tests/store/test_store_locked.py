@@ -118,6 +118,21 @@ def test_finding3_what_is_still_not_saved_at_the_end_is_said_on_stderr(locked):
     assert _kept(db) == ([], [])  # as said: lost, and nothing claimed it was kept
 
 
+def _waiting_ask(db: Path, config: Path, text: str) -> subprocess.Popen:
+    """``hub ask --no-llm TEXT`` on the locked ``db`` with ``save_wait_s = 600`` (a wait the
+    test's signal must end); stdin a pipe for ``-``; stdout and stderr pipes, as text."""
+    config.write_text(config.read_text().replace("save_wait_s = 0", "save_wait_s = 600"))
+    argv = [sys.executable, "-m", "hub", "ask", "--no-llm", "--config", str(config)]
+    return subprocess.Popen(
+        [*argv, "--store", str(db), text],
+        stdin=subprocess.PIPE if text == "-" else None,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_breaker_sigterm_during_the_wait_for_a_locked_store_ends_it_and_says_what_is_lost(
     locked, signum
@@ -128,15 +143,7 @@ def test_breaker_sigterm_during_the_wait_for_a_locked_store_ends_it_and_says_wha
     names what is lost, and the exit code is :attr:`ExitCode.NOT_SAVED`. A Ctrl-C then (the
     second one of ``hub run``) does the same."""
     db, config, _held = locked
-    config.write_text(config.read_text().replace("save_wait_s = 0", "save_wait_s = 600"))
-    argv = [sys.executable, "-m", "hub", "ask", "--no-llm", "--config", str(config)]
-    proc = subprocess.Popen(
-        [*argv, "--store", str(db), "add milk to my shopping list"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+    proc = _waiting_ask(db, config, "add milk to my shopping list")
     try:
         seen = []
         for line in proc.stderr:  # the wait starts: it says so
@@ -165,16 +172,7 @@ def test_breaker_a_stop_signal_while_idle_does_not_start_the_wait(locked, signum
     10 s, before the "not saved" line). A stop signal now gives what is held one try, no
     wait: the exit code and the one line say what is lost."""
     db, config, _held = locked
-    config.write_text(config.read_text().replace("save_wait_s = 0", "save_wait_s = 600"))
-    argv = [sys.executable, "-m", "hub", "ask", "--no-llm", "--config", str(config)]
-    proc = subprocess.Popen(
-        [*argv, "--store", str(db), "-"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(),
-    )
+    proc = _waiting_ask(db, config, "-")
     try:
         proc.stdin.write("add milk to my shopping list\n")
         proc.stdin.flush()
