@@ -104,7 +104,7 @@ def rules(state: TurnState, ctx: TurnContext, cancel: threading.Event) -> dict:
             all(matches)
             and not any(  # "... and the party time" after "turn off ...": as a whole
                 bare_after(s, m, p)
-                for s, m, p in zip(segments[1:], matches[1:], matches, strict=True)
+                for s, m, p in zip(segments[1:], matches[1:], matches[:-1], strict=True)
             )
         ):
             return {
